@@ -1,0 +1,44 @@
+# snowflake: Snowflake IDs for PostgreSQL, in C++ (PGXS build)
+
+EXTENSION  = snowflake
+MODULE_big = snowflake
+OBJS       = src/core.o src/statefile.o src/snowflake.o
+DATA       = $(wildcard sql/snowflake--*.sql)
+PGFILEDESC = "snowflake - Snowflake ID generator"
+
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-register -Wno-unused-parameter \
+              -Wno-missing-field-initializers -fno-exceptions
+PG_CPPFLAGS = -I$(srcdir)/src
+
+# pg_regress runs on a temporary instance that preloads the library.
+REGRESS      = setup decode nextval settings
+REGRESS_OPTS = --temp-instance=./tmp_check_regress \
+               --temp-config=$(srcdir)/test/regress.conf
+
+TAP_TESTS   = 1
+PROVE_TESTS ?= test/t/*.pl
+
+EXTRA_CLEAN = tmp_check_regress tmp_check results regression.diffs \
+              regression.out test/unit/core_test
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# Link with the C++ compiler so the library depends on libstdc++ for real.
+override COMPILER = $(CXX) $(CFLAGS)
+# JIT bitcode is compiled by clang without PG_CXXFLAGS.
+BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src
+
+# GoogleTest unit tests of the core (no server involved).
+test/unit/core_test: test/unit/core_test.cpp src/core.cpp src/core.hpp src/statefile.cpp src/statefile.hpp
+	$(CXX) -std=c++17 -Wall -Wextra -O1 -g -I$(srcdir)/src -o $@ \
+		test/unit/core_test.cpp src/core.cpp src/statefile.cpp -lgtest -lgtest_main -pthread
+
+unitcheck: test/unit/core_test
+	test/unit/core_test
+
+prove_installcheck_snowflake:
+	$(prove_installcheck)
+
+.PHONY: unitcheck prove_installcheck_snowflake

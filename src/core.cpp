@@ -1,0 +1,371 @@
+/*-------------------------------------------------------------------------
+ *
+ * core.cpp
+ *		The Snowflake ID algorithm in plain C++ (see core.hpp).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "core.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace snowflake
+{
+
+namespace
+{
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (month 1..12). */
+int64_t
+days_from_civil(int64_t y, int64_t m, int64_t d) noexcept
+{
+	y -= m <= 2;
+	const int64_t era = (y >= 0 ? y : y - 399) / 400;
+	const int64_t yoe = y - era * 400;
+	const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+
+	return era * 146097 + doe - 719468;
+}
+
+/* The inverse of days_from_civil. */
+void
+civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d) noexcept
+{
+	z += 719468;
+	const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	const int64_t doe = z - era * 146097;
+	const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	const int64_t mp = (5 * doy + 2) / 153;
+
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+bool
+leap_year(int64_t y) noexcept
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/* Reads exactly n digits at *p into *out, advancing *p. */
+bool
+read_digits(const char **p, int n, int64_t *out) noexcept
+{
+	int64_t		v = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		char		c = (*p)[i];
+
+		if (c < '0' || c > '9')
+			return false;
+		v = v * 10 + (c - '0');
+	}
+	*p += n;
+	*out = v;
+	return true;
+}
+
+bool
+ascii_ieq(const char *a, const char *b) noexcept
+{
+	for (; *a && *b; a++, b++)
+	{
+		char		x = (*a >= 'a' && *a <= 'z') ? *a - 32 : *a;
+		char		y = (*b >= 'a' && *b <= 'z') ? *b - 32 : *b;
+
+		if (x != y)
+			return false;
+	}
+	return *a == *b;
+}
+
+}								/* namespace */
+
+LayoutProblem
+check_layout(const Layout &l, int64_t now_unix_ms) noexcept
+{
+	if (l.shard_bits < kMinShardBits || l.shard_bits > kMaxShardBits)
+		return LayoutProblem::ShardBitsOutOfRange;
+	if (l.sequence_bits < kMinSequenceBits || l.sequence_bits > kMaxSequenceBits)
+		return LayoutProblem::SequenceBitsOutOfRange;
+	if (l.timestamp_bits() < kMinTimestampBits)
+		return LayoutProblem::TimestampTooNarrow;
+	if (l.epoch_ms < 0)
+		return LayoutProblem::EpochBeforeUnixEpoch;
+	if (l.epoch_ms > now_unix_ms)
+		return LayoutProblem::EpochInFuture;
+	if (now_unix_ms > l.last_unix_ms())
+		return LayoutProblem::Expired;
+	return LayoutProblem::None;
+}
+
+bool
+parse_epoch(const char *text, int64_t *unix_ms) noexcept
+{
+	const char *p = text;
+	int64_t		y, mo, d, h = 0, mi = 0, s = 0, ms = 0, offset_min = 0;
+	static const int month_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+	if (text == nullptr)
+		return false;
+	while (*p == ' ')
+		p++;
+	if (!read_digits(&p, 4, &y) || *p++ != '-' || !read_digits(&p, 2, &mo) ||
+		*p++ != '-' || !read_digits(&p, 2, &d))
+		return false;
+	if (mo < 1 || mo > 12 || d < 1 ||
+		d > month_days[mo - 1] + (mo == 2 && leap_year(y)))
+		return false;
+
+	if ((*p == ' ' || *p == 'T' || *p == 't') && p[1] >= '0' && p[1] <= '9')
+	{
+		p++;
+		if (!read_digits(&p, 2, &h) || *p++ != ':' || !read_digits(&p, 2, &mi))
+			return false;
+		if (*p == ':')
+		{
+			p++;
+			if (!read_digits(&p, 2, &s))
+				return false;
+			if (*p == '.')
+			{
+				int			scale = 100;
+
+				p++;
+				if (*p < '0' || *p > '9')
+					return false;
+				/* keep milliseconds, ignore finer digits */
+				for (; *p >= '0' && *p <= '9'; p++)
+				{
+					ms += (*p - '0') * scale;
+					scale /= 10;
+				}
+			}
+		}
+		if (h > 23 || mi > 59 || s > 59)
+			return false;
+	}
+
+	while (*p == ' ')
+		p++;
+	if (*p == 'Z' || *p == 'z')
+		p++;
+	else if (*p == '+' || *p == '-')
+	{
+		int			sign = *p++ == '-' ? -1 : 1;
+		int64_t		oh, om = 0;
+
+		if (!read_digits(&p, 2, &oh))
+			return false;
+		if (*p == ':')
+			p++;
+		if (*p >= '0' && *p <= '9' && !read_digits(&p, 2, &om))
+			return false;
+		if (oh > 15 || om > 59)
+			return false;
+		offset_min = sign * (oh * 60 + om);
+	}
+	else if (*p != '\0')
+	{
+		char		zone[4] = {0, 0, 0, 0};
+		int			n = 0;
+
+		while (*p != '\0' && *p != ' ' && n < 4)
+			zone[n < 3 ? n : 3] = *p++, n++;
+		if (n != 3 || !ascii_ieq(zone, "UTC"))
+			return false;
+	}
+	while (*p == ' ')
+		p++;
+	if (*p != '\0')
+		return false;
+
+	*unix_ms = (((days_from_civil(y, mo, d) * 24 + h) * 60 + mi - offset_min) * 60 + s)
+		* 1000 + ms;
+	return true;
+}
+
+void
+format_utc(int64_t unix_ms, char *buf, size_t buflen) noexcept
+{
+	int64_t		days = unix_ms / 86400000;
+	int64_t		rem = unix_ms % 86400000;
+	int64_t		y, m, d;
+
+	if (rem < 0)
+	{
+		rem += 86400000;
+		days--;
+	}
+	civil_from_days(days, &y, &m, &d);
+	snprintf(buf, buflen, "%04" PRId64 "-%02" PRId64 "-%02" PRId64
+			 " %02" PRId64 ":%02" PRId64 ":%02" PRId64 ".%03" PRId64 "+00",
+			 y, m, d, rem / 3600000, rem / 60000 % 60, rem / 1000 % 60, rem % 1000);
+}
+
+int
+format_layout_record(const Layout &l, char *buf, size_t buflen) noexcept
+{
+	char		epoch[40];
+
+	format_utc(l.epoch_ms, epoch, sizeof(epoch));
+	int			n = snprintf(buf, buflen,
+							 "# snowflake: the ID layout this data directory generated with.\n"
+							 "# Do not edit. See README.md, \"Changing the layout\".\n"
+							 "format 1\n"
+							 "epoch_ms %" PRId64 "\n"
+							 "shard_bits %d\n"
+							 "sequence_bits %d\n"
+							 "# epoch %s\n",
+							 l.epoch_ms, l.shard_bits, l.sequence_bits, epoch);
+
+	return (n < 0 || (size_t) n >= buflen) ? -1 : n;
+}
+
+bool
+parse_layout_record(const char *text, size_t len, Layout *layout) noexcept
+{
+	bool		have_format = false, have_epoch = false, have_shard = false,
+				have_seq = false;
+	Layout		l = {0, 0, 0};
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		size_t		end = i;
+		char		line[128];
+
+		while (end < len && text[end] != '\n')
+			end++;
+		if (end - i >= sizeof(line))
+			return false;
+		memcpy(line, text + i, end - i);
+		line[end - i] = '\0';
+		i = end + 1;
+
+		long long	v;
+		char		key[32];
+		char		tail;
+
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		if (sscanf(line, "%31s %lld%c", key, &v, &tail) != 2)
+			return false;
+		if (strcmp(key, "format") == 0 && v == 1)
+			have_format = true;
+		else if (strcmp(key, "epoch_ms") == 0)
+		{
+			l.epoch_ms = v;
+			have_epoch = true;
+		}
+		else if (strcmp(key, "shard_bits") == 0 && v >= 0 && v <= 63)
+		{
+			l.shard_bits = (int) v;
+			have_shard = true;
+		}
+		else if (strcmp(key, "sequence_bits") == 0 && v >= 0 && v <= 63)
+		{
+			l.sequence_bits = (int) v;
+			have_seq = true;
+		}
+		else
+			return false;
+	}
+	if (!(have_format && have_epoch && have_shard && have_seq))
+		return false;
+	*layout = l;
+	return true;
+}
+
+int
+describe_layout_change(const Layout &was, const Layout &now, char *buf,
+					   size_t buflen) noexcept
+{
+	size_t		n = 0;
+
+	auto		append = [&](const char *fmt, auto a, auto b) noexcept {
+		if (n >= buflen)
+			return;
+		int			w = snprintf(buf + n, buflen - n, fmt, n ? "; " : "", a, b);
+
+		if (w > 0)
+			n += (size_t) w;
+	};
+
+	if (buflen > 0)
+		buf[0] = '\0';
+	if (was.epoch_ms != now.epoch_ms)
+	{
+		char		a[40], b[40];
+
+		format_utc(was.epoch_ms, a, sizeof(a));
+		format_utc(now.epoch_ms, b, sizeof(b));
+		append("%ssnowflake.epoch was %s and is now %s", a, b);
+	}
+	if (was.shard_bits != now.shard_bits)
+		append("%ssnowflake.shard_bits was %d and is now %d", was.shard_bits,
+			   now.shard_bits);
+	if (was.sequence_bits != now.sequence_bits)
+		append("%ssnowflake.sequence_bits was %d and is now %d",
+			   was.sequence_bits, now.sequence_bits);
+	return n < buflen ? (int) n : (int) buflen - 1;
+}
+
+Step
+next_id(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
+		int64_t max_lead_ms) noexcept
+{
+	int64_t		ts;
+	int64_t		seq;
+	Step		step = {Outcome::Issued, 0, 0, 0};
+
+	if (now > st.last_offset)
+	{
+		ts = now;
+		seq = 0;
+	}
+	else
+	{
+		step.behind_ms = st.last_offset - now;
+		if (st.last_sequence < l.max_sequence())
+		{
+			ts = st.last_offset;
+			seq = st.last_sequence + 1;
+		}
+		else
+		{
+			ts = st.last_offset + 1;
+			seq = 0;
+		}
+	}
+
+	if (ts < 0)
+	{
+		step.outcome = Outcome::ClockBeforeEpoch;
+		return step;
+	}
+	if (ts > l.max_offset_ms())
+	{
+		step.outcome = Outcome::Exhausted;
+		return step;
+	}
+	if (ts - now > max_lead_ms)
+	{
+		step.outcome = Outcome::Wait;
+		step.wait_until = ts - max_lead_ms;
+		return step;
+	}
+
+	st.last_offset = ts;
+	st.last_sequence = seq;
+	step.id = encode(l, ts, shard, seq);
+	return step;
+}
+
+}								/* namespace snowflake */

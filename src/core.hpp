@@ -1,0 +1,191 @@
+/*-------------------------------------------------------------------------
+ *
+ * core.hpp
+ *		The Snowflake ID algorithm in plain C++: bit layout, encode/decode,
+ *		epoch parsing, the recorded-layout format and the generator's state
+ *		machine with an injected clock.
+ *
+ * Nothing here includes postgres.h, allocates, or throws: every function is
+ * noexcept and works on caller-owned memory, so the generator step can run
+ * inside the PostgreSQL glue's LWLock and the whole file can be unit-tested
+ * without a server (test/unit/).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWFLAKE_CORE_HPP
+#define SNOWFLAKE_CORE_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+namespace snowflake
+{
+
+/* Bounds of the layout settings; the timestamp takes the rest of 63 bits. */
+constexpr int kMinShardBits = 0;
+constexpr int kMaxShardBits = 20;
+constexpr int kMinSequenceBits = 1;
+constexpr int kMaxSequenceBits = 24;
+/* 38 bits of milliseconds last 8.7 years: anything narrower is a trap. */
+constexpr int kMinTimestampBits = 38;
+constexpr int kIdBits = 63;
+
+/* Unix milliseconds of 2024-01-01 00:00:00 UTC, the default epoch. */
+constexpr int64_t kDefaultEpochMs = INT64_C(1704067200000);
+
+/* Milliseconds between the Unix epoch and PostgreSQL's (2000-01-01). */
+constexpr int64_t kPostgresEpochUnixMs = INT64_C(946684800000);
+
+/* The bit layout of an ID: sign | timestamp | shard | sequence. */
+struct Layout
+{
+	int64_t		epoch_ms;		/* Unix milliseconds of timestamp 0 */
+	int			shard_bits;
+	int			sequence_bits;
+
+	constexpr int timestamp_bits() const noexcept
+	{
+		return kIdBits - shard_bits - sequence_bits;
+	}
+	constexpr int64_t max_shard_id() const noexcept
+	{
+		return (INT64_C(1) << shard_bits) - 1;
+	}
+	constexpr int64_t max_sequence() const noexcept
+	{
+		return (INT64_C(1) << sequence_bits) - 1;
+	}
+	constexpr int64_t max_offset_ms() const noexcept
+	{
+		return (INT64_C(1) << timestamp_bits()) - 1;
+	}
+	/* Unix milliseconds of the last representable timestamp. */
+	constexpr int64_t last_unix_ms() const noexcept
+	{
+		return epoch_ms + max_offset_ms();
+	}
+	bool operator==(const Layout &o) const noexcept
+	{
+		return epoch_ms == o.epoch_ms && shard_bits == o.shard_bits &&
+			sequence_bits == o.sequence_bits;
+	}
+	bool operator!=(const Layout &o) const noexcept { return !(*this == o); }
+};
+
+/* What is wrong with a layout, if anything. */
+enum class LayoutProblem
+{
+	None,
+	ShardBitsOutOfRange,
+	SequenceBitsOutOfRange,
+	TimestampTooNarrow,		/* shard_bits + sequence_bits too large */
+	EpochBeforeUnixEpoch,
+	EpochInFuture,
+	Expired					/* the clock is past the last representable time */
+};
+
+/* Checks a layout against the bounds above and the current Unix time. */
+LayoutProblem check_layout(const Layout &layout, int64_t now_unix_ms) noexcept;
+
+/* Builds an ID; the caller guarantees every field is in range. */
+constexpr int64_t
+encode(const Layout &l, int64_t offset_ms, int64_t shard, int64_t sequence) noexcept
+{
+	return (offset_ms << (l.shard_bits + l.sequence_bits)) |
+		(shard << l.sequence_bits) | sequence;
+}
+
+/* The fields of an ID. */
+struct Decoded
+{
+	int64_t		unix_ms;
+	int64_t		shard;
+	int64_t		sequence;
+};
+
+/* Splits a non-negative ID into its fields. */
+constexpr Decoded
+decode(const Layout &l, int64_t id) noexcept
+{
+	return Decoded{
+		l.epoch_ms + (id >> (l.shard_bits + l.sequence_bits)),
+		(id >> l.sequence_bits) & l.max_shard_id(),
+		id & l.max_sequence()};
+}
+
+/* Unix milliseconds -> microseconds since 2000-01-01 (PostgreSQL TimestampTz). */
+constexpr int64_t
+unix_ms_to_pg_us(int64_t unix_ms) noexcept
+{
+	return (unix_ms - kPostgresEpochUnixMs) * 1000;
+}
+
+/*
+ * Parses an epoch written as an ISO 8601 date or date-time in UTC or with a
+ * numeric offset: "2024-01-01", "2024-01-01 00:00:00", "2024-01-01T08:00:00Z",
+ * "2024-01-01 00:00:00.5+02:00", "... UTC".  Returns false on anything else.
+ */
+bool parse_epoch(const char *text, int64_t *unix_ms) noexcept;
+
+/* Writes a Unix millisecond time as "YYYY-MM-DD HH:MM:SS.mmm+00". */
+void format_utc(int64_t unix_ms, char *buf, size_t buflen) noexcept;
+
+/*
+ * The layout record kept in the data directory: a few "key value" lines.
+ * format_layout_record returns the length written (< buflen) or -1.
+ */
+int format_layout_record(const Layout &layout, char *buf, size_t buflen) noexcept;
+bool parse_layout_record(const char *text, size_t len, Layout *layout) noexcept;
+
+/*
+ * Describes how "recorded" differs from "current" for an error detail, e.g.
+ * "snowflake.sequence_bits was 12 and is now 14".  Returns the length.
+ */
+int describe_layout_change(const Layout &recorded, const Layout &current,
+						   char *buf, size_t buflen) noexcept;
+
+/*
+ * The generator's state: plain data, placed in shared memory by the glue and
+ * only ever touched under its lock.
+ */
+struct GeneratorState
+{
+	int64_t		last_offset;	/* ms since the epoch of the last ID; -1: none */
+	int64_t		last_sequence;	/* sequence of the last ID */
+};
+
+constexpr GeneratorState kFreshState = {-1, 0};
+
+enum class Outcome
+{
+	Issued,					/* id is valid; the state has advanced */
+	Wait,					/* come back once the clock reaches wait_until */
+	ClockBeforeEpoch,		/* the clock reads earlier than the epoch */
+	Exhausted				/* the timestamp field is used up */
+};
+
+struct Step
+{
+	Outcome		outcome;
+	int64_t		id;				/* Issued */
+	int64_t		wait_until;		/* Wait: clock offset that allows progress */
+	int64_t		behind_ms;		/* how far the clock read behind last_offset */
+};
+
+/*
+ * One generator step: issue the next ID for "shard" given the clock reading
+ * "now_offset" (ms since the layout's epoch), or say why not.
+ *
+ * The ID's timestamp is the clock reading, or the last timestamp used when the
+ * clock has not passed it, or the next millisecond when the sequence of the
+ * last one is used up; so IDs strictly increase whatever the clock does.  Its
+ * timestamp may run ahead of the clock by at most max_lead_ms; beyond that the
+ * step returns Wait and changes nothing.  With max_lead_ms = 0 this is the
+ * classic generator that waits for the next millisecond.
+ */
+Step next_id(GeneratorState &state, const Layout &layout, int64_t shard,
+			 int64_t now_offset, int64_t max_lead_ms) noexcept;
+
+}								/* namespace snowflake */
+
+#endif							/* SNOWFLAKE_CORE_HPP */

@@ -1,0 +1,144 @@
+/*-------------------------------------------------------------------------
+ *
+ * statefile.cpp
+ *		Durable small files in pg_snowflake/ (see statefile.hpp).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "statefile.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace snowflake
+{
+
+namespace
+{
+
+bool
+fail(FileError *error, const char *operation, const char *path) noexcept
+{
+	error->operation = operation;
+	error->path = path;
+	error->err = errno;
+	return false;
+}
+
+/* fsyncs a file or directory by name. */
+bool
+fsync_path(const char *path, int flags, FileError *error) noexcept
+{
+	int			fd = open(path, flags);
+
+	if (fd < 0)
+		return fail(error, "open", path);
+	if (fsync(fd) != 0)
+	{
+		fail(error, "fsync", path);
+		close(fd);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+}								/* namespace */
+
+ReadResult
+read_small_file(const char *path, char *buf, size_t buflen, size_t *len,
+				FileError *error) noexcept
+{
+	int			fd = open(path, O_RDONLY);
+	size_t		total = 0;
+
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+			return ReadResult::Missing;
+		fail(error, "open", path);
+		return ReadResult::Failed;
+	}
+	for (;;)
+	{
+		ssize_t		n = read(fd, buf + total, buflen - 1 - total);
+
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			fail(error, "read", path);
+			close(fd);
+			return ReadResult::Failed;
+		}
+		if (n == 0)
+			break;
+		total += (size_t) n;
+		if (total == buflen - 1)
+		{
+			close(fd);
+			return ReadResult::TooLarge;
+		}
+	}
+	close(fd);
+	buf[total] = '\0';
+	*len = total;
+	return ReadResult::Ok;
+}
+
+bool
+write_file_durably(const char *name, const char *data, size_t len,
+				   FileError *error) noexcept
+{
+	static char path[256];
+	static char tmp[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", kStateDir, name);
+	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", kStateDir, name);
+
+	if (stat(kStateDir, &st) != 0)
+	{
+		if (mkdir(kStateDir, S_IRWXU) != 0 && errno != EEXIST)
+			return fail(error, "create directory", kStateDir);
+		if (!fsync_path(".", O_RDONLY, error))
+			return false;
+	}
+
+	int			fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, S_IRUSR | S_IWUSR);
+
+	if (fd < 0)
+		return fail(error, "open", tmp);
+	for (size_t done = 0; done < len;)
+	{
+		ssize_t		n = write(fd, data + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+		{
+			if (n == 0)
+				errno = ENOSPC;
+			fail(error, "write", tmp);
+			close(fd);
+			return false;
+		}
+		done += (size_t) n;
+	}
+	if (fsync(fd) != 0)
+	{
+		fail(error, "fsync", tmp);
+		close(fd);
+		return false;
+	}
+	if (close(fd) != 0)
+		return fail(error, "close", tmp);
+	if (rename(tmp, path) != 0)
+		return fail(error, "rename", tmp);
+	return fsync_path(kStateDir, O_RDONLY, error);
+}
+
+}								/* namespace snowflake */
