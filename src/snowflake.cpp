@@ -159,11 +159,18 @@ sf_check_epoch(char **newval, void **extra, GucSource source)
 {
 	int64		ms;
 
-	if (*newval != NULL && snowflake::parse_epoch(*newval, &ms))
-		return true;
-	GUC_check_errdetail("snowflake.epoch must be a date or date-time in ISO 8601 form, "
-						"in UTC unless it carries an offset, such as \"2024-01-01 00:00:00+00\".");
-	return false;
+	if (*newval == NULL || !snowflake::parse_epoch(*newval, &ms))
+	{
+		GUC_check_errdetail("snowflake.epoch must be a date or date-time in ISO 8601 form, "
+							"in UTC unless it carries an offset, such as \"2024-01-01 00:00:00+00\".");
+		return false;
+	}
+	if (ms < 0 || ms > sf_wall_ms())
+	{
+		GUC_check_errdetail("snowflake.epoch must lie between 1970-01-01 and now.");
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -306,11 +313,12 @@ sf_define_settings(void)
 
 	if (at_start)
 	{
-		int64		ms;
+		int64		raw_ms, applied_ms;
 
 		sf_require_applied("snowflake.epoch", raw_epoch,
-						   raw_epoch && snowflake::parse_epoch(raw_epoch, &ms) &&
-						   snowflake::parse_epoch(sf_epoch, &ms));
+						   raw_epoch && snowflake::parse_epoch(raw_epoch, &raw_ms) &&
+						   snowflake::parse_epoch(sf_epoch, &applied_ms) &&
+						   raw_ms == applied_ms);
 		sf_require_applied("snowflake.shard_bits", raw_shard_bits,
 						   sf_int_matches(raw_shard_bits, sf_shard_bits, 0));
 		sf_require_applied("snowflake.sequence_bits", raw_sequence_bits,
