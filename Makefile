@@ -2,7 +2,7 @@
 
 EXTENSION  = snowflake
 MODULE_big = snowflake
-OBJS       = src/core.o src/statefile.o src/snowflake.o
+OBJS       = src/core.o src/statefile.o src/settings.o src/state.o src/snowflake.o
 DATA       = $(wildcard sql/snowflake--*.sql)
 PGFILEDESC = "snowflake - Snowflake ID generator"
 
@@ -11,7 +11,7 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-register -Wno-unused-parameter \
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress runs on a temporary instance that preloads the library.
-REGRESS      = setup decode nextval settings
+REGRESS      = setup decode nextval stats settings
 REGRESS_OPTS = --temp-instance=./tmp_check_regress \
                --temp-config=$(srcdir)/test/regress.conf
 

@@ -69,3 +69,44 @@ LANGUAGE C STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowflake_layout() IS
 'the ID layout of this server (epoch, field widths, per-shard ceiling, last representable time) and its shard ID (NULL when unset)';
+
+-- Observability: VOLATILE (counters move), PARALLEL SAFE (shared memory).
+CREATE FUNCTION snowflake_stats(
+    OUT shard_id integer,
+    OUT ids_issued bigint,
+    OUT last_timestamp timestamptz,
+    OUT current_lead_ms bigint,
+    OUT reserved_until timestamptz,
+    OUT sequence_exhausted bigint,
+    OUT clock_steps_back bigint,
+    OUT largest_step_back_ms bigint,
+    OUT waits bigint,
+    OUT wait_time_ms double precision,
+    OUT refusals bigint,
+    OUT mark_writes bigint,
+    OUT inline_mark_writes bigint,
+    OUT stats_reset timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_stats'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_stats() IS
+'generator statistics: IDs issued, last timestamp used and its lead over the clock, the durable mark, sequence exhaustion, backward clock steps, waits, refusals, mark writes';
+
+CREATE VIEW snowflake_stats AS SELECT * FROM snowflake_stats();
+
+COMMENT ON VIEW snowflake_stats IS 'generator statistics (see snowflake_stats())';
+
+-- like pg_stat_statements: everyone may read the statistics
+GRANT SELECT ON snowflake_stats TO PUBLIC;
+
+CREATE FUNCTION snowflake_stats_reset()
+RETURNS void
+AS 'MODULE_PATHNAME', 'snowflake_stats_reset'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION snowflake_stats_reset() IS
+'resets the counters of snowflake_stats(); generation state is untouched';
+
+-- like pg_stat_statements_reset(): superusers, and whom they grant it to
+REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;

@@ -85,6 +85,41 @@ ascii_ieq(const char *a, const char *b) noexcept
 	return *a == *b;
 }
 
+/*
+ * Parses "key value" lines (integers; "#" comments and blank lines skipped),
+ * calling on_pair(key, value) for each; false on a malformed line or when
+ * on_pair rejects a pair.
+ */
+template <typename F>
+bool
+parse_records(const char *text, size_t len, F &&on_pair) noexcept
+{
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		size_t		end = i;
+		char		line[128];
+		long long	v;
+		char		key[32];
+		char		tail;
+
+		while (end < len && text[end] != '\n')
+			end++;
+		if (end - i >= sizeof(line))
+			return false;
+		memcpy(line, text + i, end - i);
+		line[end - i] = '\0';
+		i = end + 1;
+
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		if (sscanf(line, "%31s %lld%c", key, &v, &tail) != 2 || !on_pair(key, (int64_t) v))
+			return false;
+	}
+	return true;
+}
+
 }								/* namespace */
 
 LayoutProblem
@@ -234,50 +269,28 @@ parse_layout_record(const char *text, size_t len, Layout *layout) noexcept
 	bool		have_format = false, have_epoch = false, have_shard = false,
 				have_seq = false;
 	Layout		l = {0, 0, 0};
-	size_t		i = 0;
-
-	while (i < len)
-	{
-		size_t		end = i;
-		char		line[128];
-
-		while (end < len && text[end] != '\n')
-			end++;
-		if (end - i >= sizeof(line))
-			return false;
-		memcpy(line, text + i, end - i);
-		line[end - i] = '\0';
-		i = end + 1;
-
-		long long	v;
-		char		key[32];
-		char		tail;
-
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
-		if (sscanf(line, "%31s %lld%c", key, &v, &tail) != 2)
-			return false;
+	bool		ok = parse_records(text, len, [&](const char *key, int64_t v) noexcept {
 		if (strcmp(key, "format") == 0 && v == 1)
-			have_format = true;
-		else if (strcmp(key, "epoch_ms") == 0)
+			return have_format = true;
+		if (strcmp(key, "epoch_ms") == 0)
 		{
 			l.epoch_ms = v;
-			have_epoch = true;
+			return have_epoch = true;
 		}
-		else if (strcmp(key, "shard_bits") == 0 && v >= 0 && v <= 63)
+		if (strcmp(key, "shard_bits") == 0 && v >= 0 && v <= 63)
 		{
 			l.shard_bits = (int) v;
-			have_shard = true;
+			return have_shard = true;
 		}
-		else if (strcmp(key, "sequence_bits") == 0 && v >= 0 && v <= 63)
+		if (strcmp(key, "sequence_bits") == 0 && v >= 0 && v <= 63)
 		{
 			l.sequence_bits = (int) v;
-			have_seq = true;
+			return have_seq = true;
 		}
-		else
-			return false;
-	}
-	if (!(have_format && have_epoch && have_shard && have_seq))
+		return false;
+	});
+
+	if (!(ok && have_format && have_epoch && have_shard && have_seq))
 		return false;
 	*layout = l;
 	return true;
@@ -317,13 +330,46 @@ describe_layout_change(const Layout &was, const Layout &now, char *buf,
 	return n < buflen ? (int) n : (int) buflen - 1;
 }
 
+void
+reset_counters(GeneratorState &st) noexcept
+{
+	st.issued = 0;
+	st.sequence_exhausted = 0;
+	st.clock_steps_back = 0;
+	st.largest_step_back_ms = 0;
+	st.last_step_back_ms = 0;
+	st.last_step_back_at = 0;
+}
+
+void
+resume_above(GeneratorState &st, const Layout &l, int64_t mark_offset) noexcept
+{
+	if (mark_offset > st.last_offset)
+	{
+		st.last_offset = mark_offset;
+		st.last_sequence = l.max_sequence();
+	}
+}
+
 Step
 next_id(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
-		int64_t max_lead_ms) noexcept
+		int64_t max_lead_ms, int64_t reserved_offset) noexcept
 {
 	int64_t		ts;
 	int64_t		seq;
-	Step		step = {Outcome::Issued, 0, 0, 0};
+	bool		exhausted = false;
+	Step		step = {Outcome::Issued, 0, 0, 0, 0, 0};
+
+	if (st.last_clock != INT64_MIN && now < st.last_clock)
+	{
+		step.stepped_back_ms = st.last_clock - now;
+		st.clock_steps_back++;
+		if (step.stepped_back_ms > st.largest_step_back_ms)
+			st.largest_step_back_ms = step.stepped_back_ms;
+		st.last_step_back_ms = step.stepped_back_ms;
+		st.last_step_back_at = now;
+	}
+	st.last_clock = now;
 
 	if (now > st.last_offset)
 	{
@@ -342,6 +388,7 @@ next_id(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
 		{
 			ts = st.last_offset + 1;
 			seq = 0;
+			exhausted = true;
 		}
 	}
 
@@ -361,11 +408,58 @@ next_id(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
 		step.wait_until = ts - max_lead_ms;
 		return step;
 	}
+	if (ts > reserved_offset)
+	{
+		step.outcome = Outcome::NeedReservation;
+		step.wanted = ts;
+		return step;
+	}
 
 	st.last_offset = ts;
 	st.last_sequence = seq;
+	st.issued++;
+	st.sequence_exhausted += exhausted;
 	step.id = encode(l, ts, shard, seq);
 	return step;
+}
+
+int
+format_mark_record(int64_t mark_unix_ms, char *buf, size_t buflen) noexcept
+{
+	char		when[40];
+
+	format_utc(mark_unix_ms, when, sizeof(when));
+	int			n = snprintf(buf, buflen,
+							 "# snowflake: IDs of this data directory never carry a time above this mark.\n"
+							 "# Do not edit. See README.md, \"The durable mark\".\n"
+							 "format 1\n"
+							 "mark_unix_ms %" PRId64 "\n"
+							 "# mark %s\n",
+							 mark_unix_ms, when);
+
+	return (n < 0 || (size_t) n >= buflen) ? -1 : n;
+}
+
+bool
+parse_mark_record(const char *text, size_t len, int64_t *mark_unix_ms) noexcept
+{
+	bool		have_format = false, have_mark = false;
+	int64_t		mark = 0;
+	bool		ok = parse_records(text, len, [&](const char *key, int64_t v) noexcept {
+		if (strcmp(key, "format") == 0 && v == 1)
+			return have_format = true;
+		if (strcmp(key, "mark_unix_ms") == 0)
+		{
+			mark = v;
+			return have_mark = true;
+		}
+		return false;
+	});
+
+	if (!(ok && have_format && have_mark))
+		return false;
+	*mark_unix_ms = mark;
+	return true;
 }
 
 }								/* namespace snowflake */

@@ -146,20 +146,37 @@ int describe_layout_change(const Layout &recorded, const Layout &current,
 
 /*
  * The generator's state: plain data, placed in shared memory by the glue and
- * only ever touched under its lock.
+ * only ever touched under its lock.  The counters feed snowflake_stats().
  */
 struct GeneratorState
 {
 	int64_t		last_offset;	/* ms since the epoch of the last ID; -1: none */
 	int64_t		last_sequence;	/* sequence of the last ID */
+	int64_t		last_clock;		/* the previous clock reading */
+	uint64_t	issued;			/* IDs issued */
+	uint64_t	sequence_exhausted; /* times a millisecond's sequence ran out */
+	uint64_t	clock_steps_back;	/* backward clock steps seen */
+	int64_t		largest_step_back_ms;
+	int64_t		last_step_back_ms;	/* the latest backward step ... */
+	int64_t		last_step_back_at;	/* ... and the clock reading just after it */
 };
 
-constexpr GeneratorState kFreshState = {-1, 0};
+constexpr GeneratorState kFreshState = {-1, 0, INT64_MIN, 0, 0, 0, 0, 0, 0};
+
+/* Clears the counters, keeping what generation depends on. */
+void reset_counters(GeneratorState &state) noexcept;
+
+/*
+ * Resumes a state strictly above a durable mark (ms since the epoch): the
+ * next ID's timestamp is at least mark + 1.
+ */
+void resume_above(GeneratorState &state, const Layout &layout, int64_t mark_offset) noexcept;
 
 enum class Outcome
 {
 	Issued,					/* id is valid; the state has advanced */
 	Wait,					/* come back once the clock reaches wait_until */
+	NeedReservation,		/* make the mark cover "wanted" durably, then retry */
 	ClockBeforeEpoch,		/* the clock reads earlier than the epoch */
 	Exhausted				/* the timestamp field is used up */
 };
@@ -169,8 +186,12 @@ struct Step
 	Outcome		outcome;
 	int64_t		id;				/* Issued */
 	int64_t		wait_until;		/* Wait: clock offset that allows progress */
+	int64_t		wanted;			/* NeedReservation: the timestamp to cover */
 	int64_t		behind_ms;		/* how far the clock read behind last_offset */
+	int64_t		stepped_back_ms;	/* > 0: this reading was a backward step */
 };
+
+constexpr int64_t kNoReservation = INT64_MAX;
 
 /*
  * One generator step: issue the next ID for "shard" given the clock reading
@@ -180,11 +201,20 @@ struct Step
  * clock has not passed it, or the next millisecond when the sequence of the
  * last one is used up; so IDs strictly increase whatever the clock does.  Its
  * timestamp may run ahead of the clock by at most max_lead_ms; beyond that the
- * step returns Wait and changes nothing.  With max_lead_ms = 0 this is the
- * classic generator that waits for the next millisecond.
+ * step returns Wait.  With max_lead_ms = 0 this is the classic generator that
+ * waits for the next millisecond.  No ID is issued with a timestamp above
+ * reserved_offset (the durable mark): the step returns NeedReservation.
+ *
+ * Only an Issued step advances last_offset/last_sequence; every step records
+ * the clock reading and counts a backward step if it sees one.
  */
 Step next_id(GeneratorState &state, const Layout &layout, int64_t shard,
-			 int64_t now_offset, int64_t max_lead_ms) noexcept;
+			 int64_t now_offset, int64_t max_lead_ms,
+			 int64_t reserved_offset = kNoReservation) noexcept;
+
+/* The durable mark record: "format 1" and "mark_unix_ms N" lines. */
+int format_mark_record(int64_t mark_unix_ms, char *buf, size_t buflen) noexcept;
+bool parse_mark_record(const char *text, size_t len, int64_t *mark_unix_ms) noexcept;
 
 }								/* namespace snowflake */
 

@@ -1,0 +1,39 @@
+--
+-- stats: snowflake_stats() and its view count what the generator does
+--
+SELECT snowflake_stats_reset();
+SELECT ids_issued, sequence_exhausted, clock_steps_back, waits, refusals,
+       stats_reset <= now() AS reset_recorded
+FROM snowflake_stats;
+
+-- 10,000 IDs in one statement are counted
+SELECT count(snowflake_nextval()) FROM generate_series(1, 10000);
+SELECT ids_issued,
+       shard_id,
+       last_timestamp IS NOT NULL AS has_last,
+       reserved_until >= last_timestamp AS mark_covers_last,
+       current_lead_ms BETWEEN 0 AND 1000 AS lead_within_limit,
+       clock_steps_back, refusals
+FROM snowflake_stats;
+
+-- the last timestamp is the one carried by the newest ID
+SELECT snowflake_timestamp(snowflake_nextval()) = (SELECT last_timestamp FROM snowflake_stats)
+    AS last_matches;
+
+-- the function and the view agree
+SELECT (SELECT ids_issued FROM snowflake_stats()) = (SELECT ids_issued FROM snowflake_stats)
+    AS view_matches;
+
+-- resetting clears the counters but not the generator: IDs keep increasing
+SELECT snowflake_nextval() AS before_reset \gset
+SELECT snowflake_stats_reset();
+SELECT ids_issued, sequence_exhausted, waits FROM snowflake_stats;
+SELECT snowflake_nextval() > :before_reset AS still_increasing;
+
+-- only superusers (and whom they grant it to) may reset
+CREATE ROLE snowflake_reader;
+SET ROLE snowflake_reader;
+SELECT ids_issued >= 1 AS readable FROM snowflake_stats;
+SELECT snowflake_stats_reset();
+RESET ROLE;
+DROP ROLE snowflake_reader;

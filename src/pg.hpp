@@ -1,0 +1,35 @@
+/*-------------------------------------------------------------------------
+ *
+ * pg.hpp
+ *		The PostgreSQL headers the glue uses, included with C linkage in one
+ *		place.  Only the glue (settings.cpp, state.cpp, snowflake.cpp)
+ *		includes this; core.cpp and statefile.cpp never do.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWFLAKE_PG_HPP
+#define SNOWFLAKE_PG_HPP
+
+extern "C"
+{
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+}
+
+#endif							/* SNOWFLAKE_PG_HPP */

@@ -1,0 +1,290 @@
+/*-------------------------------------------------------------------------
+ *
+ * settings.cpp
+ *		The snowflake.* settings: definitions, checks, and the layout they
+ *		describe, validated at server start.
+ *
+ * Layout settings (epoch, field widths) are fixed at server start and the
+ * shard ID follows reloads; none can be changed by a session, so no session
+ * can generate IDs as another shard or with another layout.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <cinttypes>
+
+#include "glue.hpp"
+
+/*---- GUC variables ----*/
+
+int			sf_shard_id = -1;
+int			sf_max_clock_lead = 1000;
+int			sf_max_clock_wait = 5000;
+bool		sf_allow_on_standby = false;
+
+static char *sf_epoch = NULL;
+static int	sf_shard_bits = 10;
+static int	sf_sequence_bits = 12;
+
+snowflake::Layout sf_layout = {snowflake::kDefaultEpochMs, 10, 12};
+
+using snowflake::LayoutProblem;
+
+
+/* A shard ID must fit the shard field; -1 means "not set". */
+static bool
+sf_check_shard_id(int *newval, void **extra, GucSource source)
+{
+	int64		max = sf_layout.max_shard_id();
+
+	if (*newval == -1 || *newval <= max)
+		return true;
+	GUC_check_errdetail("snowflake.shard_id must be between 0 and " INT64_FORMAT
+						" because snowflake.shard_bits is %d.", max, sf_shard_bits);
+	return false;
+}
+
+static bool
+sf_check_epoch(char **newval, void **extra, GucSource source)
+{
+	int64		ms;
+
+	if (*newval == NULL || !snowflake::parse_epoch(*newval, &ms))
+	{
+		GUC_check_errdetail("snowflake.epoch must be a date or date-time in ISO 8601 form, "
+							"in UTC unless it carries an offset, such as \"2024-01-01 00:00:00+00\".");
+		return false;
+	}
+	if (ms < 0 || ms > sf_wall_ms())
+	{
+		GUC_check_errdetail("snowflake.epoch must lie between 1970-01-01 and now.");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A value from postgresql.conf that fails a custom setting's checks is only
+ * warned about when the library defines the setting, and the default is used
+ * instead.  For settings that shape every ID that would silently change the
+ * layout or the shard, so at server start a rejected value stops the server.
+ */
+static void
+sf_require_applied(const char *name, const char *raw, bool applied)
+{
+	if (raw != NULL && !applied)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"%s\": \"%s\"", name, raw),
+				 errhint("See the warning above for the allowed values; the snowflake "
+						 "extension refuses to start rather than fall back to a default.")));
+}
+
+/* The raw text of a setting from the configuration, before it is defined. */
+static char *
+sf_raw_setting(const char *name)
+{
+	const char *raw = GetConfigOption(name, true, false);
+
+	return raw ? pstrdup(raw) : NULL;
+}
+
+static bool
+sf_int_matches(const char *raw, int value, int flags)
+{
+	int			parsed;
+
+	return raw != NULL && parse_int(raw, &parsed, flags, NULL) && parsed == value;
+}
+
+/* Defines the snowflake.* settings. */
+static void
+sf_define_settings(void)
+{
+	bool		at_start = process_shared_preload_libraries_in_progress;
+	char	   *raw_epoch = sf_raw_setting("snowflake.epoch");
+	char	   *raw_shard_bits = sf_raw_setting("snowflake.shard_bits");
+	char	   *raw_sequence_bits = sf_raw_setting("snowflake.sequence_bits");
+	char	   *raw_shard_id = sf_raw_setting("snowflake.shard_id");
+
+	DefineCustomStringVariable("snowflake.epoch",
+							   "Time from which ID timestamps count, in UTC unless an offset is given.",
+							   "Fixed at server start; recorded in pg_snowflake/layout.",
+							   &sf_epoch,
+							   "2024-01-01 00:00:00+00",
+							   PGC_POSTMASTER,
+							   0,
+							   sf_check_epoch,
+							   NULL,
+							   NULL);
+
+	DefineCustomIntVariable("snowflake.shard_bits",
+							"Width of the shard field of an ID, in bits.",
+							"Fixed at server start; recorded in pg_snowflake/layout.",
+							&sf_shard_bits,
+							10,
+							snowflake::kMinShardBits,
+							snowflake::kMaxShardBits,
+							PGC_POSTMASTER,
+							0,
+							NULL,
+							NULL,
+							NULL);
+
+	DefineCustomIntVariable("snowflake.sequence_bits",
+							"Width of the per-millisecond sequence field of an ID, in bits.",
+							"Fixed at server start; recorded in pg_snowflake/layout.",
+							&sf_sequence_bits,
+							12,
+							snowflake::kMinSequenceBits,
+							snowflake::kMaxSequenceBits,
+							PGC_POSTMASTER,
+							0,
+							NULL,
+							NULL,
+							NULL);
+
+	/* the shard_id check hook needs the layout */
+	sf_layout.shard_bits = sf_shard_bits;
+	sf_layout.sequence_bits = sf_sequence_bits;
+
+	DefineCustomIntVariable("snowflake.shard_id",
+							"Shard ID of this server, unique across the cluster; -1 means not set.",
+							"Settable only in the configuration file or with ALTER SYSTEM, so that "
+							"no session can generate IDs as another shard.",
+							&sf_shard_id,
+							-1,
+							-1,
+							(1 << snowflake::kMaxShardBits) - 1,
+							PGC_SIGHUP,
+							0,
+							sf_check_shard_id,
+							NULL,
+							NULL);
+
+	DefineCustomIntVariable("snowflake.max_clock_lead",
+							"How far ID timestamps may run ahead of the wall clock.",
+							"Absorbs bursts and small backward clock steps without waiting.",
+							&sf_max_clock_lead,
+							1000,
+							0,
+							3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL,
+							NULL,
+							NULL);
+
+	DefineCustomIntVariable("snowflake.max_clock_wait",
+							"How long a call may wait for the wall clock before failing.",
+							NULL,
+							&sf_max_clock_wait,
+							5000,
+							0,
+							3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL,
+							NULL,
+							NULL);
+
+	DefineCustomBoolVariable("snowflake.allow_on_standby",
+							 "Allows generating IDs on a hot standby.",
+							 "Only safe if the standby has a shard ID of its own.",
+							 &sf_allow_on_standby,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL,
+							 NULL,
+							 NULL);
+
+	MarkGUCPrefixReserved("snowflake");
+
+	if (at_start)
+	{
+		int64		raw_ms, applied_ms;
+
+		sf_require_applied("snowflake.epoch", raw_epoch,
+						   raw_epoch && snowflake::parse_epoch(raw_epoch, &raw_ms) &&
+						   snowflake::parse_epoch(sf_epoch, &applied_ms) &&
+						   raw_ms == applied_ms);
+		sf_require_applied("snowflake.shard_bits", raw_shard_bits,
+						   sf_int_matches(raw_shard_bits, sf_shard_bits, 0));
+		sf_require_applied("snowflake.sequence_bits", raw_sequence_bits,
+						   sf_int_matches(raw_sequence_bits, sf_sequence_bits, 0));
+		sf_require_applied("snowflake.shard_id", raw_shard_id,
+						   sf_int_matches(raw_shard_id, sf_shard_id, 0));
+	}
+}
+
+/* Stops the server (or the loading session) when the layout makes no sense. */
+static void
+sf_check_layout_settings(void)
+{
+	char		epoch[40], last[40], now_text[40];
+	int64		now = sf_wall_ms();
+
+	if (!snowflake::parse_epoch(sf_epoch, &sf_layout.epoch_ms))
+		elog(ERROR, "snowflake.epoch \"%s\" passed its check but does not parse", sf_epoch);
+	sf_layout.shard_bits = sf_shard_bits;
+	sf_layout.sequence_bits = sf_sequence_bits;
+
+	snowflake::format_utc(sf_layout.epoch_ms, epoch, sizeof(epoch));
+	snowflake::format_utc(sf_layout.last_unix_ms(), last, sizeof(last));
+	snowflake::format_utc(now, now_text, sizeof(now_text));
+
+	switch (snowflake::check_layout(sf_layout, now))
+	{
+		case LayoutProblem::None:
+			break;
+		case LayoutProblem::ShardBitsOutOfRange:
+		case LayoutProblem::SequenceBitsOutOfRange:
+			/* the settings' own bounds prevent these */
+			elog(ERROR, "snowflake field widths out of range");
+			break;
+		case LayoutProblem::TimestampTooNarrow:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake.shard_bits + snowflake.sequence_bits must be at most %d",
+							snowflake::kIdBits - snowflake::kMinTimestampBits),
+					 errdetail("They are %d + %d, which leaves %d bits of milliseconds: "
+							   "IDs would run out on %s.",
+							   sf_shard_bits, sf_sequence_bits, sf_layout.timestamp_bits(),
+							   last),
+					 errhint("Lower snowflake.shard_bits or snowflake.sequence_bits; the "
+							 "timestamp needs at least %d bits (8.7 years).",
+							 snowflake::kMinTimestampBits)));
+			break;
+		case LayoutProblem::EpochBeforeUnixEpoch:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake.epoch must not be earlier than 1970-01-01 00:00:00+00"),
+					 errdetail("snowflake.epoch is %s.", epoch)));
+			break;
+		case LayoutProblem::EpochInFuture:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake.epoch must not be in the future"),
+					 errdetail("snowflake.epoch is %s and the clock reads %s.", epoch, now_text),
+					 errhint("Choose an epoch in the past, such as the default "
+							 "2024-01-01 00:00:00+00.")));
+			break;
+		case LayoutProblem::Expired:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the snowflake layout has no timestamps left"),
+					 errdetail("With snowflake.epoch %s and %d timestamp bits, the last "
+							   "representable time is %s; the clock reads %s.",
+							   epoch, sf_layout.timestamp_bits(), last, now_text),
+					 errhint("Choose a later snowflake.epoch or fewer shard or sequence bits.")));
+			break;
+	}
+}
+
+/* Defines the settings and checks the layout they make. */
+void
+sf_settings_init(void)
+{
+	sf_define_settings();
+	sf_check_layout_settings();
+}

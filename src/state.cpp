@@ -1,0 +1,465 @@
+/*-------------------------------------------------------------------------
+ *
+ * state.cpp
+ *		The generator's shared state and what keeps it safe across restarts:
+ *		shared memory, the recorded layout (pg_snowflake/layout) and the
+ *		durable high-water mark (pg_snowflake/mark) with the background
+ *		worker that keeps it ahead of the clock.
+ *
+ * The durable mark.  No ID carries a timestamp above reserved_offset, and
+ * reserved_offset never exceeds what pg_snowflake/mark holds on disk: a call
+ * that needs a later timestamp first moves the mark ahead, fsyncs it, and only
+ * then raises reserved_offset.  After any restart, clean or crash, the
+ * generator resumes strictly above the mark on disk, so it never repeats an
+ * ID even if the clock was set back.  The mark worker keeps the mark
+ * SF_RESERVE_AHEAD_MS ahead of "clock + max_clock_lead" while IDs are being
+ * issued, so steady generation never writes; on a clean shutdown it lowers
+ * the mark to the last timestamp actually used, so a clean restart resumes
+ * without waiting.  After a crash the generator resumes at most
+ * SF_RESERVE_AHEAD_MS + max_clock_lead ahead of the clock and may wait that
+ * long (bounded by max_clock_wait).  See glue.hpp for the locking rules.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "glue.hpp"
+#include "statefile.hpp"
+
+SnowflakeShared *sf_shared = NULL;
+
+#define SNOWFLAKE_TRANCHE "snowflake"
+#define SNOWFLAKE_NUM_LOCKS 2
+
+static const char *const kMarkName = "mark";
+static const char *const kMarkFile = "pg_snowflake/mark";
+
+#if PG_VERSION_NUM >= 150000
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+#endif
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Wall-clock Unix milliseconds: what IDs carry. */
+int64
+sf_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*---- shared memory ----*/
+
+/* Asks for the shared struct and the lock tranche. */
+static void
+sf_shmem_request(void)
+{
+#if PG_VERSION_NUM >= 150000
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+#endif
+	RequestAddinShmemSpace(MAXALIGN(sizeof(SnowflakeShared)));
+	RequestNamedLWLockTranche(SNOWFLAKE_TRANCHE, SNOWFLAKE_NUM_LOCKS);
+}
+
+/* Marks the state as refused, keeping the first reason found. */
+static void
+sf_refuse(SnowflakeShared *out, const char *message, const char *detail)
+{
+	if (out->refused)
+		return;
+	out->refused = true;
+	strlcpy(out->refusal_message, message, sizeof(out->refusal_message));
+	strlcpy(out->refusal_detail, detail, sizeof(out->refusal_detail));
+}
+
+/* Reads a small record file; Missing is not an error, the rest refuse. */
+static bool
+sf_read_record(SnowflakeShared *out, const char *path, const char *what,
+			   char *buf, size_t buflen, size_t *len, bool *missing)
+{
+	snowflake::FileError error = {"", "", 0};
+	char		message[128];
+	char		detail[512];
+
+	*missing = false;
+	snprintf(message, sizeof(message), "could not read the recorded snowflake %s", what);
+	switch (snowflake::read_small_file(path, buf, buflen, len, &error))
+	{
+		case snowflake::ReadResult::Ok:
+			return true;
+		case snowflake::ReadResult::Missing:
+			*missing = true;
+			return false;
+		case snowflake::ReadResult::Failed:
+			snprintf(detail, sizeof(detail), "Could not %s file \"%s\": %s",
+					 error.operation, error.path, strerror(error.err));
+			break;
+		case snowflake::ReadResult::TooLarge:
+			snprintf(detail, sizeof(detail), "File \"%s\" is too large to be a %s record",
+					 path, what);
+			break;
+	}
+	sf_refuse(out, message, detail);
+	return false;
+}
+
+/*
+ * Compares pg_snowflake/layout, if present, with the running layout, and
+ * resumes the generator above pg_snowflake/mark, if present.
+ */
+static void
+sf_load_recorded_state(SnowflakeShared *out)
+{
+	char		buf[1024];
+	char		detail[512];
+	size_t		len = 0;
+	bool		missing;
+	snowflake::Layout recorded;
+	int64		mark;
+
+	if (sf_read_record(out, snowflake::kLayoutFile, "ID layout", buf, sizeof(buf), &len, &missing))
+	{
+		if (!snowflake::parse_layout_record(buf, len, &recorded))
+		{
+			snprintf(detail, sizeof(detail), "File \"%s\" is not a valid layout record",
+					 snowflake::kLayoutFile);
+			sf_refuse(out, "could not read the recorded snowflake ID layout", detail);
+		}
+		else if (recorded != sf_layout)
+		{
+			snowflake::describe_layout_change(recorded, sf_layout, detail, sizeof(detail));
+			sf_refuse(out, "the snowflake ID layout differs from the one this data directory "
+					  "generated with", detail);
+		}
+		else
+			pg_atomic_init_u32(&out->layout_recorded, 1);
+	}
+
+	if (sf_read_record(out, kMarkFile, "high-water mark", buf, sizeof(buf), &len, &missing))
+	{
+		if (!snowflake::parse_mark_record(buf, len, &mark))
+		{
+			snprintf(detail, sizeof(detail), "File \"%s\" is not a valid mark record", kMarkFile);
+			sf_refuse(out, "could not read the recorded snowflake high-water mark", detail);
+		}
+		else
+		{
+			snowflake::resume_above(out->gen, sf_layout, mark - sf_layout.epoch_ms);
+			out->reserved_offset = mark - sf_layout.epoch_ms;
+			out->durable_mark_ms = mark;
+		}
+	}
+}
+
+/* Creates and initialises the shared struct. */
+static void
+sf_shmem_startup(void)
+{
+	bool		found;
+	SnowflakeShared *fresh;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	/* read the files before taking any lock */
+	fresh = (SnowflakeShared *) palloc0(sizeof(SnowflakeShared));
+	fresh->gen = snowflake::kFreshState;
+	fresh->reserved_offset = -1;
+	fresh->durable_mark_ms = -1;
+	fresh->stats_reset = GetCurrentTimestamp();
+	pg_atomic_init_u32(&fresh->layout_recorded, 0);
+	sf_load_recorded_state(fresh);
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	sf_shared = (SnowflakeShared *) ShmemInitStruct("snowflake", sizeof(SnowflakeShared), &found);
+	if (!found)
+	{
+		LWLockPadded *locks = GetNamedLWLockTranche(SNOWFLAKE_TRANCHE);
+
+		memcpy(sf_shared, fresh, sizeof(SnowflakeShared));
+		sf_shared->gen_lock = &locks[0].lock;
+		sf_shared->file_lock = &locks[1].lock;
+		pg_atomic_init_u32(&sf_shared->layout_recorded,
+						   pg_atomic_read_u32(&fresh->layout_recorded));
+		pg_atomic_init_u64(&sf_shared->waits, 0);
+		pg_atomic_init_u64(&sf_shared->wait_us, 0);
+		pg_atomic_init_u64(&sf_shared->refusals, 0);
+		pg_atomic_init_u64(&sf_shared->mark_writes, 0);
+		pg_atomic_init_u64(&sf_shared->inline_mark_writes, 0);
+	}
+	LWLockRelease(AddinShmemInitLock);
+
+	if (!found && fresh->refused)
+		ereport(WARNING,
+				(errmsg("%s", fresh->refusal_message),
+				 errdetail("%s.", fresh->refusal_detail),
+				 errhint("snowflake_nextval() and the decoding functions will refuse to run; "
+						 "see \"Errors and what to do\" in the snowflake README.")));
+	pfree(fresh);
+}
+
+/* Errors out unless the library was preloaded and its recorded state is sound. */
+void
+sf_require_ready(void)
+{
+	if (sf_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via shared_preload_libraries"),
+				 errhint("Add snowflake to shared_preload_libraries in postgresql.conf "
+						 "and restart the server.")));
+	if (sf_shared->refused)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", sf_shared->refusal_message),
+				 errdetail("%s.", sf_shared->refusal_detail),
+				 errhint("Restore the previous settings and restart the server. IDs issued "
+						 "under one layout decode wrongly and can collide under another; "
+						 "to change it deliberately, see \"Changing the layout\" in the "
+						 "snowflake README.")));
+}
+
+/*---- durable files ----*/
+
+static void
+sf_report_file_error(const char *what, const snowflake::FileError &error)
+{
+	errno = error.err;
+	ereport(ERROR,
+			(errcode_for_file_access(),
+			 errmsg("could not record the snowflake %s: could not %s \"%s\": %m",
+					what, error.operation, error.path)));
+}
+
+/* Writes pg_snowflake/layout once, before the first ID is issued. */
+void
+sf_record_layout(void)
+{
+	char		record[512];
+	int			len = snowflake::format_layout_record(sf_layout, record, sizeof(record));
+	snowflake::FileError error = {"", "", 0};
+	bool		ok = true;
+
+	if (len < 0)
+		elog(ERROR, "snowflake layout record does not fit its buffer");
+
+	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	if (pg_atomic_read_u32(&sf_shared->layout_recorded) == 0)
+	{
+		ok = snowflake::write_file_durably("layout", record, (size_t) len, &error);
+		if (ok)
+			pg_atomic_write_u32(&sf_shared->layout_recorded, 1);
+	}
+	LWLockRelease(sf_shared->file_lock);
+
+	if (!ok)
+		sf_report_file_error("ID layout", error);
+}
+
+/*
+ * Makes the durable mark cover at least "wanted" (a layout offset): writes
+ * max(wanted, clock + lead) + SF_RESERVE_AHEAD_MS unless the mark already
+ * covers it, then raises reserved_offset.  Returns false with *error filled
+ * when the write fails.  Caller must not hold any snowflake lock.
+ */
+static bool
+sf_move_mark(int64 wanted, bool from_worker, snowflake::FileError *error)
+{
+	char		record[256];
+	bool		ok = true;
+	int64		reserved;
+
+	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	LWLockAcquire(sf_shared->gen_lock, LW_SHARED);
+	reserved = sf_shared->reserved_offset;
+	LWLockRelease(sf_shared->gen_lock);
+
+	if (reserved < wanted)
+	{
+		int64		now = sf_wall_ms() - sf_layout.epoch_ms;
+		int64		target = Max(wanted, now + sf_max_clock_lead) + SF_RESERVE_AHEAD_MS;
+		int			len = snowflake::format_mark_record(target + sf_layout.epoch_ms,
+														record, sizeof(record));
+
+		ok = len > 0 && snowflake::write_file_durably(kMarkName, record, (size_t) len, error);
+		if (ok)
+		{
+			sf_shared->durable_mark_ms = target + sf_layout.epoch_ms;
+			LWLockAcquire(sf_shared->gen_lock, LW_EXCLUSIVE);
+			if (target > sf_shared->reserved_offset)
+				sf_shared->reserved_offset = target;
+			LWLockRelease(sf_shared->gen_lock);
+			pg_atomic_fetch_add_u64(&sf_shared->mark_writes, 1);
+			if (!from_worker)
+				pg_atomic_fetch_add_u64(&sf_shared->inline_mark_writes, 1);
+		}
+	}
+	LWLockRelease(sf_shared->file_lock);
+	return ok;
+}
+
+/* Called by a generating backend whose next ID lies beyond the mark. */
+void
+sf_extend_mark(int64 wanted_offset)
+{
+	snowflake::FileError error = {"", "", 0};
+
+	if (!sf_move_mark(wanted_offset, false, &error))
+		sf_report_file_error("high-water mark", error);
+}
+
+/*
+ * On a clean shutdown: lower the mark to the last timestamp actually used, so
+ * that a clean restart resumes without waiting.  reserved_offset is lowered
+ * first, under file_lock, so any later call must write a higher mark again.
+ */
+static void
+sf_settle_mark(void)
+{
+	char		record[256];
+	snowflake::FileError error = {"", "", 0};
+	bool		ok = true;
+	int64		last;
+
+	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	LWLockAcquire(sf_shared->gen_lock, LW_EXCLUSIVE);
+	last = sf_shared->gen.last_offset;
+	if (last >= 0 && last < sf_shared->reserved_offset)
+		sf_shared->reserved_offset = last;
+	LWLockRelease(sf_shared->gen_lock);
+
+	if (last >= 0 && last + sf_layout.epoch_ms < sf_shared->durable_mark_ms)
+	{
+		int			len = snowflake::format_mark_record(last + sf_layout.epoch_ms,
+														record, sizeof(record));
+
+		ok = len > 0 && snowflake::write_file_durably(kMarkName, record, (size_t) len, &error);
+		if (ok)
+			sf_shared->durable_mark_ms = last + sf_layout.epoch_ms;
+	}
+	LWLockRelease(sf_shared->file_lock);
+
+	if (!ok)
+	{
+		errno = error.err;
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not lower the snowflake high-water mark at shutdown: "
+						"could not %s \"%s\": %m", error.operation, error.path),
+				 errdetail("The higher mark stays in place; the next start may wait up "
+						   "to %d ms for the clock.", SF_RESERVE_AHEAD_MS)));
+	}
+}
+
+/*---- the mark worker ----*/
+
+/* Moves the mark ahead when IDs were issued recently and it is running out. */
+static void
+sf_keep_mark_ahead(uint64 *seen_issued, int64 *active_until)
+{
+	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
+	uint64		issued;
+	int64		reserved;
+	int64		last;
+	int64		horizon;
+	snowflake::FileError error = {"", "", 0};
+
+	LWLockAcquire(sf_shared->gen_lock, LW_SHARED);
+	issued = sf_shared->gen.issued;
+	reserved = sf_shared->reserved_offset;
+	last = sf_shared->gen.last_offset;
+	LWLockRelease(sf_shared->gen_lock);
+
+	if (issued != *seen_issued)
+	{
+		*seen_issued = issued;
+		*active_until = now + SF_WORKER_ACTIVE_MS;
+	}
+	if (now > *active_until)
+		return;					/* idle: no writes */
+
+	horizon = Max(now + sf_max_clock_lead, last);
+	if (reserved - horizon >= SF_RESERVE_AHEAD_MS / 2)
+		return;
+	if (!sf_move_mark(horizon, true, &error))
+	{
+		errno = error.err;
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not move the snowflake high-water mark ahead: could not %s \"%s\": %m",
+						error.operation, error.path),
+				 errdetail("Generating calls will try to write it themselves.")));
+	}
+}
+
+extern "C" void
+snowflake_mark_worker_main(Datum arg)
+{
+	uint64		seen_issued = 0;
+	int64		active_until = 0;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	if (sf_shared == NULL || sf_shared->refused)
+		proc_exit(0);			/* nothing to maintain; do not restart */
+
+	for (;;)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 SF_WORKER_TICK_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+
+		if (ShutdownRequestPending)
+		{
+			sf_settle_mark();
+			proc_exit(0);
+		}
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		sf_keep_mark_ahead(&seen_issued, &active_until);
+	}
+}
+
+/* Registers the mark worker. */
+static void
+sf_register_worker(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "snowflake", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "snowflake_mark_worker_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "snowflake mark worker", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "snowflake mark worker", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+/* Installs the shared-memory hooks and the worker (preload only). */
+void
+sf_state_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+#if PG_VERSION_NUM >= 150000
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = sf_shmem_request;
+#else
+	sf_shmem_request();
+#endif
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = sf_shmem_startup;
+	sf_register_worker();
+}
