@@ -187,6 +187,8 @@ parse_epoch(const char *text, int64_t *unix_ms) noexcept
 			return false;
 	}
 
+	const char *before_zone = p;
+
 	while (*p == ' ')
 		p++;
 	if (*p == 'Z' || *p == 'z')
@@ -199,8 +201,12 @@ parse_epoch(const char *text, int64_t *unix_ms) noexcept
 		if (!read_digits(&p, 2, &oh))
 			return false;
 		if (*p == ':')
+		{
 			p++;
-		if (*p >= '0' && *p <= '9' && !read_digits(&p, 2, &om))
+			if (!read_digits(&p, 2, &om))
+				return false;
+		}
+		else if (*p >= '0' && *p <= '9' && !read_digits(&p, 2, &om))
 			return false;
 		if (oh > 15 || om > 59)
 			return false;
@@ -213,7 +219,8 @@ parse_epoch(const char *text, int64_t *unix_ms) noexcept
 
 		while (*p != '\0' && *p != ' ' && n < 4)
 			zone[n < 3 ? n : 3] = *p++, n++;
-		if (n != 3 || !ascii_ieq(zone, "UTC"))
+		/* a zone name needs a space before it: "2024-01-01 UTC" */
+		if (n != 3 || !ascii_ieq(zone, "UTC") || p - 3 == before_zone)
 			return false;
 	}
 	while (*p == ' ')
@@ -311,8 +318,9 @@ describe_layout_change(const Layout &was, const Layout &now, char *buf,
 			n += (size_t) w;
 	};
 
-	if (buflen > 0)
-		buf[0] = '\0';
+	if (buflen == 0)
+		return 0;
+	buf[0] = '\0';
 	if (was.epoch_ms != now.epoch_ms)
 	{
 		char		a[40], b[40];

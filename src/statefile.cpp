@@ -52,9 +52,12 @@ ReadResult
 read_small_file(const char *path, char *buf, size_t buflen, size_t *len,
 				FileError *error) noexcept
 {
-	int			fd = open(path, O_RDONLY);
+	int			fd;
 	size_t		total = 0;
 
+	if (buflen == 0)
+		return ReadResult::TooLarge;
+	fd = open(path, O_RDONLY);
 	if (fd < 0)
 	{
 		if (errno == ENOENT)
@@ -64,7 +67,10 @@ read_small_file(const char *path, char *buf, size_t buflen, size_t *len,
 	}
 	for (;;)
 	{
-		ssize_t		n = read(fd, buf + total, buflen - 1 - total);
+		char		probe;
+		bool		full = total == buflen - 1;
+		/* once the buffer is full, read one more byte to tell EOF from excess */
+		ssize_t		n = full ? read(fd, &probe, 1) : read(fd, buf + total, buflen - 1 - total);
 
 		if (n < 0)
 		{
@@ -76,12 +82,12 @@ read_small_file(const char *path, char *buf, size_t buflen, size_t *len,
 		}
 		if (n == 0)
 			break;
-		total += (size_t) n;
-		if (total == buflen - 1)
+		if (full)
 		{
 			close(fd);
 			return ReadResult::TooLarge;
 		}
+		total += (size_t) n;
 	}
 	close(fd);
 	buf[total] = '\0';
@@ -97,8 +103,13 @@ write_file_durably(const char *name, const char *data, size_t len,
 	static char tmp[256];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%s", kStateDir, name);
-	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", kStateDir, name);
+	/* static: error->path must outlive this call; callers are single-threaded */
+	if (snprintf(path, sizeof(path), "%s/%s", kStateDir, name) >= (int) sizeof(path) ||
+		snprintf(tmp, sizeof(tmp), "%s/%s.tmp", kStateDir, name) >= (int) sizeof(tmp))
+	{
+		errno = ENAMETOOLONG;
+		return fail(error, "name", name);
+	}
 
 	if (stat(kStateDir, &st) != 0)
 	{
