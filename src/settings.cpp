@@ -100,11 +100,11 @@ sf_int_matches(const char *raw, int value, int flags)
 static void
 sf_define_settings(void)
 {
-	bool		at_start = process_shared_preload_libraries_in_progress;
 	char	   *raw_epoch = sf_raw_setting("snowflake.epoch");
 	char	   *raw_shard_bits = sf_raw_setting("snowflake.shard_bits");
 	char	   *raw_sequence_bits = sf_raw_setting("snowflake.sequence_bits");
 	char	   *raw_shard_id = sf_raw_setting("snowflake.shard_id");
+	int64		raw_ms, applied_ms;
 
 	DefineCustomStringVariable("snowflake.epoch",
 							   "Time from which ID timestamps count, in UTC unless an offset is given.",
@@ -200,24 +200,20 @@ sf_define_settings(void)
 
 	MarkGUCPrefixReserved("snowflake");
 
-	if (at_start)
-	{
-		int64		raw_ms, applied_ms;
-
-		sf_require_applied("snowflake.epoch", raw_epoch,
-						   raw_epoch && snowflake::parse_epoch(raw_epoch, &raw_ms) &&
-						   snowflake::parse_epoch(sf_epoch, &applied_ms) &&
-						   raw_ms == applied_ms);
-		sf_require_applied("snowflake.shard_bits", raw_shard_bits,
-						   sf_int_matches(raw_shard_bits, sf_shard_bits, 0));
-		sf_require_applied("snowflake.sequence_bits", raw_sequence_bits,
-						   sf_int_matches(raw_sequence_bits, sf_sequence_bits, 0));
-		sf_require_applied("snowflake.shard_id", raw_shard_id,
-						   sf_int_matches(raw_shard_id, sf_shard_id, 0));
-	}
+	/* only called at server start (see _PG_init) */
+	sf_require_applied("snowflake.epoch", raw_epoch,
+					   raw_epoch && snowflake::parse_epoch(raw_epoch, &raw_ms) &&
+					   snowflake::parse_epoch(sf_epoch, &applied_ms) &&
+					   raw_ms == applied_ms);
+	sf_require_applied("snowflake.shard_bits", raw_shard_bits,
+					   sf_int_matches(raw_shard_bits, sf_shard_bits, 0));
+	sf_require_applied("snowflake.sequence_bits", raw_sequence_bits,
+					   sf_int_matches(raw_sequence_bits, sf_sequence_bits, 0));
+	sf_require_applied("snowflake.shard_id", raw_shard_id,
+					   sf_int_matches(raw_shard_id, sf_shard_id, 0));
 }
 
-/* Stops the server (or the loading session) when the layout makes no sense. */
+/* Stops the server when the layout makes no sense. */
 static void
 sf_check_layout_settings(void)
 {

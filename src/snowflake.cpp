@@ -41,6 +41,13 @@ using snowflake::Outcome;
 extern "C" void
 _PG_init(void)
 {
+	/*
+	 * Outside shared_preload_libraries there is no shared state, and
+	 * server-start settings can no longer be defined: define nothing, and let
+	 * every function report that the library must be preloaded.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
 	sf_settings_init();
 	sf_state_init();
 }
@@ -319,6 +326,9 @@ snowflake_layout(PG_FUNCTION_ARGS)
 {
 	Datum		values[8];
 	bool		nulls[8] = {false, false, false, false, false, false, false, false};
+
+	if (sf_shared == NULL)
+		sf_require_ready();
 
 	values[0] = TimestampTzGetDatum(sf_timestamptz(sf_layout.epoch_ms));
 	values[1] = Int32GetDatum(sf_layout.timestamp_bits());

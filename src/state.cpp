@@ -450,9 +450,6 @@ sf_register_worker(void)
 void
 sf_state_init(void)
 {
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-
 #if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = sf_shmem_request;
