@@ -67,7 +67,7 @@ if [[ $suites == *" tap "* ]]; then
   fi
   grep -q "^Result: PASS" "$log" || status=1
   t=$(count 'Tests=[0-9]+')
-  f=$(grep -oE 'Failed [0-9]+/[0-9]+ subtests' "$log" | awk '{split($2,a,"/"); s+=a[1]} END {print s+0}')
+  f=$( (grep -oE 'Failed [0-9]+/[0-9]+ subtests' "$log" || true) | awk '{split($2,a,"/"); s+=a[1]} END {print s+0}')
   passed=$((passed + ${t:-0} - ${f:-0})); failed=$((failed + ${f:-0}))
 fi
 
