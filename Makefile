@@ -11,7 +11,7 @@ PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-register -Wno-unused-parameter \
 PG_CPPFLAGS = -I$(srcdir)/src
 
 # pg_regress runs on a temporary instance that preloads the library.
-REGRESS      = setup decode nextval stats settings
+REGRESS      = setup decode nextval shards ranges text stats settings
 REGRESS_OPTS = --temp-instance=./tmp_check_regress \
                --temp-config=$(srcdir)/test/regress.conf
 

@@ -4,12 +4,12 @@
 SET timezone = 'UTC';
 
 -- labels chosen on purpose, and every function documented
-SELECT p.proname, pg_get_function_arguments(p.oid) NOT LIKE '%OUT%' AND p.pronargs > 0 AS takes_id,
+SELECT p.proname, oidvectortypes(p.proargtypes) AS args,
        p.provolatile, p.proisstrict, p.proparallel,
        obj_description(p.oid, 'pg_proc') IS NOT NULL AS has_comment
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
      JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
-ORDER BY 1;
+ORDER BY 1, 2;
 
 -- the default layout
 SELECT * FROM snowflake_layout();

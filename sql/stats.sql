@@ -4,7 +4,7 @@
 SELECT snowflake_stats_reset();
 SELECT ids_issued, sequence_exhausted, clock_steps_back, waits, refusals,
        stats_reset <= now() AS reset_recorded
-FROM snowflake_stats;
+FROM snowflake_stats WHERE shard_id = 42;
 
 -- 10,000 IDs in one statement are counted
 SELECT count(snowflake_nextval()) FROM generate_series(1, 10000);
@@ -14,26 +14,34 @@ SELECT ids_issued,
        reserved_until >= last_timestamp AS mark_covers_last,
        current_lead_ms BETWEEN 0 AND 1000 AS lead_within_limit,
        clock_steps_back, refusals
-FROM snowflake_stats;
+FROM snowflake_stats WHERE shard_id = 42;
 
 -- the last timestamp is the one carried by the newest ID
-SELECT snowflake_timestamp(snowflake_nextval()) = (SELECT last_timestamp FROM snowflake_stats)
-    AS last_matches;
+SELECT snowflake_timestamp(snowflake_nextval())
+     = (SELECT last_timestamp FROM snowflake_stats WHERE shard_id = 42) AS last_matches;
 
 -- the function and the view agree
-SELECT (SELECT ids_issued FROM snowflake_stats()) = (SELECT ids_issued FROM snowflake_stats)
-    AS view_matches;
+SELECT (SELECT ids_issued FROM snowflake_stats() WHERE shard_id = 42)
+     = (SELECT ids_issued FROM snowflake_stats WHERE shard_id = 42) AS view_matches;
+
+-- one row per shard used since start, each counting only its own IDs
+SELECT count(*) > 1 AS several_shards, count(DISTINCT shard_id) = count(*) AS one_row_each
+FROM snowflake_stats;
+SELECT snowflake_stats_reset();
+SELECT count(snowflake_nextval(2)) FROM generate_series(1, 300);
+SELECT shard_id, ids_issued FROM snowflake_stats WHERE shard_id IN (2, 42) ORDER BY shard_id;
 
 -- resetting clears the counters but not the generator: IDs keep increasing
 SELECT snowflake_nextval() AS before_reset \gset
 SELECT snowflake_stats_reset();
-SELECT ids_issued, sequence_exhausted, waits FROM snowflake_stats;
+SELECT count(*) FILTER (WHERE ids_issued <> 0 OR sequence_exhausted <> 0 OR waits <> 0)
+    AS nonzero FROM snowflake_stats;
 SELECT snowflake_nextval() > :before_reset AS still_increasing;
 
 -- only superusers (and whom they grant it to) may reset
 CREATE ROLE snowflake_reader;
 SET ROLE snowflake_reader;
-SELECT ids_issued >= 1 AS readable FROM snowflake_stats;
+SELECT ids_issued >= 1 AS readable FROM snowflake_stats WHERE shard_id = 42;
 SELECT snowflake_stats_reset();
 RESET ROLE;
 DROP ROLE snowflake_reader;

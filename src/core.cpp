@@ -360,13 +360,13 @@ resume_above(GeneratorState &st, const Layout &l, int64_t mark_offset) noexcept
 }
 
 Step
-next_id(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
-		int64_t max_lead_ms, int64_t reserved_offset) noexcept
+next_run(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
+		 int64_t max_lead_ms, int64_t reserved_offset, int64_t max_count) noexcept
 {
 	int64_t		ts;
 	int64_t		seq;
 	bool		exhausted = false;
-	Step		step = {Outcome::Issued, 0, 0, 0, 0, 0};
+	Step		step = {Outcome::Issued, 0, 0, 0, 0, 0, 0};
 
 	if (st.last_clock != INT64_MIN && now < st.last_clock)
 	{
@@ -423,12 +423,149 @@ next_id(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
 		return step;
 	}
 
+	int64_t		count = l.max_sequence() - seq + 1;
+
+	if (max_count < count)
+		count = max_count < 1 ? 1 : max_count;
 	st.last_offset = ts;
-	st.last_sequence = seq;
-	st.issued++;
+	st.last_sequence = seq + count - 1;
+	st.issued += (uint64_t) count;
 	st.sequence_exhausted += exhausted;
 	step.id = encode(l, ts, shard, seq);
+	step.count = count;
 	return step;
+}
+
+Step
+next_id(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
+		int64_t max_lead_ms, int64_t reserved_offset) noexcept
+{
+	return next_run(st, l, shard, now, max_lead_ms, reserved_offset, 1);
+}
+
+namespace
+{
+constexpr char kBase32[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/* The value of a Crockford base32 digit in either case, or -1. */
+int
+base32_value(char c) noexcept
+{
+	if (c >= 'a' && c <= 'z')
+		c = (char) (c - 'a' + 'A');
+	for (int i = 0; i < 32; i++)
+		if (kBase32[i] == c)
+			return i;
+	return -1;
+}
+}								/* namespace */
+
+void
+to_text(int64_t id, char out[kTextLength + 1]) noexcept
+{
+	uint64_t	v = (uint64_t) id;
+
+	for (int i = kTextLength - 1; i >= 0; i--)
+	{
+		out[i] = kBase32[v & 31];
+		v >>= 5;
+	}
+	out[kTextLength] = '\0';
+}
+
+TextProblem
+from_text(const char *text, size_t len, int64_t *id, size_t *bad_pos) noexcept
+{
+	uint64_t	v = 0;
+
+	if (len != (size_t) kTextLength)
+		return TextProblem::WrongLength;
+	for (size_t i = 0; i < len; i++)
+	{
+		int			d = base32_value(text[i]);
+
+		if (d < 0)
+		{
+			*bad_pos = i;
+			return TextProblem::BadCharacter;
+		}
+		/* 13 digits hold 65 bits: the first may carry at most 3 (63 - 60) */
+		if (i == 0 && d > 7)
+			return TextProblem::OutOfRange;
+		v = (v << 5) | (uint64_t) d;
+	}
+	*id = (int64_t) v;
+	return TextProblem::None;
+}
+
+RangeProblem
+parse_shard_ranges(const char *text, int64_t max_shard, ShardRange *out, int capacity,
+				   int *count) noexcept
+{
+	const char *p = text;
+	int			n = 0;
+
+	auto		skip_spaces = [&p]() noexcept {
+		while (*p == ' ' || *p == '\t')
+			p++;
+	};
+	auto		read_number = [&p](int64_t *v) noexcept {
+		if (*p < '0' || *p > '9')
+			return false;
+		*v = 0;
+		while (*p >= '0' && *p <= '9')
+		{
+			if (*v > (INT64_C(1) << 40))
+				return false;
+			*v = *v * 10 + (*p++ - '0');
+		}
+		return true;
+	};
+
+	*count = 0;
+	skip_spaces();
+	if (*p == '\0')
+		return RangeProblem::None;
+	for (;;)
+	{
+		ShardRange	r;
+
+		skip_spaces();
+		if (!read_number(&r.lo))
+			return RangeProblem::Syntax;
+		skip_spaces();
+		r.hi = r.lo;
+		if (*p == '-')
+		{
+			p++;
+			skip_spaces();
+			if (!read_number(&r.hi))
+				return RangeProblem::Syntax;
+			skip_spaces();
+		}
+		if (r.lo > max_shard || r.hi > max_shard)
+			return RangeProblem::OutOfRange;
+		if (r.hi < r.lo)
+			return RangeProblem::Reversed;
+		if (n < capacity)
+			out[n] = r;
+		n++;
+		if (*p == '\0')
+			break;
+		if (*p++ != ',')
+			return RangeProblem::Syntax;
+	}
+	*count = n;
+	return RangeProblem::None;
+}
+
+bool
+shard_in_ranges(const ShardRange *ranges, int count, int64_t shard) noexcept
+{
+	for (int i = 0; i < count; i++)
+		if (shard >= ranges[i].lo && shard <= ranges[i].hi)
+			return true;
+	return false;
 }
 
 int

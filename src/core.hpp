@@ -184,7 +184,8 @@ enum class Outcome
 struct Step
 {
 	Outcome		outcome;
-	int64_t		id;				/* Issued */
+	int64_t		id;				/* Issued: the (first) ID */
+	int64_t		count;			/* Issued: IDs in the run, id .. id + count - 1 */
 	int64_t		wait_until;		/* Wait: clock offset that allows progress */
 	int64_t		wanted;			/* NeedReservation: the timestamp to cover */
 	int64_t		behind_ms;		/* how far the clock read behind last_offset */
@@ -211,6 +212,63 @@ constexpr int64_t kNoReservation = INT64_MAX;
 Step next_id(GeneratorState &state, const Layout &layout, int64_t shard,
 			 int64_t now_offset, int64_t max_lead_ms,
 			 int64_t reserved_offset = kNoReservation) noexcept;
+
+/*
+ * Like next_id, but issues a run of up to max_count consecutive IDs at once:
+ * the rest of one millisecond's sequence at most.  The run's IDs are
+ * step.id .. step.id + step.count - 1, exactly what step.count calls of
+ * next_id at the same clock reading would have returned.
+ */
+Step next_run(GeneratorState &state, const Layout &layout, int64_t shard,
+			  int64_t now_offset, int64_t max_lead_ms, int64_t reserved_offset,
+			  int64_t max_count) noexcept;
+
+/*
+ * The text form of an ID: 13 characters of Crockford base32 (digits and
+ * upper-case letters without I, L, O, U), fixed width, so that the strings
+ * sort like the IDs.
+ */
+constexpr int kTextLength = 13;
+
+/* Writes the text form of a non-negative ID and a NUL into out[14]. */
+void to_text(int64_t id, char out[kTextLength + 1]) noexcept;
+
+enum class TextProblem
+{
+	None,
+	WrongLength,
+	BadCharacter,				/* *bad_pos is its index */
+	OutOfRange					/* above the largest bigint */
+};
+
+/* Parses a text form (either case); strict about everything else. */
+TextProblem from_text(const char *text, size_t len, int64_t *id, size_t *bad_pos) noexcept;
+
+/* An inclusive range of shard IDs, from a list such as "0-63,128". */
+struct ShardRange
+{
+	int64_t		lo;
+	int64_t		hi;
+};
+
+enum class RangeProblem
+{
+	None,
+	Syntax,						/* not "N", "N-M", separated by commas */
+	OutOfRange,					/* a shard above max_shard */
+	Reversed					/* N-M with M < N */
+};
+
+/*
+ * Parses a shard list ("" means none; spaces allowed) into out[0..capacity).
+ * Returns the problem, if any; *count gets the number of ranges, which may
+ * exceed capacity (call again with more room).
+ */
+RangeProblem parse_shard_ranges(const char *text, int64_t max_shard, ShardRange *out,
+								int capacity, int *count) noexcept;
+
+/* Whether shard lies in one of ranges[0..count). */
+bool shard_in_ranges(const ShardRange *ranges, int count, int64_t shard) noexcept;
 
 /* The durable mark record: "format 1" and "mark_unix_ms N" lines. */
 int format_mark_record(int64_t mark_unix_ms, char *buf, size_t buflen) noexcept;

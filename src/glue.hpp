@@ -5,19 +5,23 @@
  *		the settings, and each subsystem's entry points.
  *
  * Locking (see also state.cpp).  SnowflakeShared is created once at
- * postmaster start.  Its two LWLocks come from the "snowflake" tranche:
- *	- gen_lock guards "gen" and "reserved_offset".  Held exclusively for one
- *	  call of snowflake::next_id() (a clock read and a few integer operations:
- *	  no allocation, no ereport, no I/O, no sleep), or in shared mode to copy
- *	  fields for snowflake_stats() and the mark worker.  Waiting for the clock
- *	  happens after releasing it.
+ * postmaster start, followed by the shard index and the shard slots.  LWLocks
+ * come from the "snowflake" tranche:
+ *	- each ShardSlot's lock guards its gen, reserved_offset and stats_reset.
+ *	  Held exclusively for one call of snowflake::next_run() (a clock read and
+ *	  a few integer operations: no allocation, no ereport, no I/O, no sleep),
+ *	  or in shared mode to copy fields for snowflake_stats() and the mark
+ *	  worker.  Waiting for the clock happens after releasing it.  Shards never
+ *	  share a lock, so they do not contend.
+ *	- assign_lock serialises giving a shard its slot (first use of a shard).
  *	- file_lock serialises writers of pg_snowflake/ files and guards
- *	  "durable_mark_ms".  While it is held only plain POSIX I/O runs
- *	  (statefile.cpp) and errors are reported after release.  gen_lock may be
- *	  taken briefly inside file_lock, never the other way round.
- * layout_recorded and the wait/refusal counters are atomics read and written
- * without a lock.  The refusal fields are written only by the postmaster
- * before any backend starts and are read-only afterwards.
+ *	  durable_mark_ms.  While it is held only plain POSIX I/O runs
+ *	  (statefile.cpp) and errors are reported after release.  Slot locks may
+ *	  be taken briefly inside file_lock, never the other way round.
+ * The shard index entries, layout_recorded and the counters that are atomics
+ * are read and written without a lock.  The refusal fields and
+ * resume_offset are written only by the postmaster before any backend starts
+ * and are read-only afterwards.
  *
  *-------------------------------------------------------------------------
  */
@@ -36,31 +40,49 @@
 /* Backward clock steps at least this large are logged as a WARNING. */
 #define SF_WARN_STEP_MS 10
 
-typedef struct SnowflakeShared
+/* The generator of one shard. */
+typedef struct ShardSlot
 {
-	LWLock	   *gen_lock;
-	LWLock	   *file_lock;
+	LWLock	   *lock;
+	int32		shard_id;
 
-	/* under gen_lock */
+	/* under lock */
 	snowflake::GeneratorState gen;
 	int64		reserved_offset;	/* IDs may carry timestamps up to this */
 	TimestampTz stats_reset;
 
-	/* under file_lock */
-	int64		durable_mark_ms;	/* Unix ms in pg_snowflake/mark; -1: none */
-
 	/* atomics */
-	pg_atomic_uint32 layout_recorded;	/* pg_snowflake/layout matches */
 	pg_atomic_uint64 waits;		/* calls that waited for the clock */
 	pg_atomic_uint64 wait_us;	/* total time they waited */
 	pg_atomic_uint64 refusals;	/* calls that failed for clock or capacity */
-	pg_atomic_uint64 mark_writes;	/* durable mark writes, all */
-	pg_atomic_uint64 inline_mark_writes;	/* ... done by a generating call */
+	pg_atomic_uint64 inline_mark_writes;	/* mark writes a call waited for */
+} ShardSlot;
+
+typedef struct SnowflakeShared
+{
+	LWLock	   *file_lock;
+	LWLock	   *assign_lock;
+	int32		num_slots;		/* capacity: shards usable since start */
+	pg_atomic_uint32 used_slots;
+
+	/* under file_lock */
+	int64		durable_mark_ms;	/* Unix ms in pg_snowflake/mark; -1: none */
 
 	/* written by the postmaster at start, read-only afterwards */
+	int64		resume_offset;	/* the mark found at start; -1: none */
 	bool		refused;		/* recorded state differs or is unreadable */
 	char		refusal_message[128];
 	char		refusal_detail[512];
+
+	/* atomics */
+	pg_atomic_uint32 layout_recorded;	/* pg_snowflake/layout matches */
+	pg_atomic_uint64 mark_writes;	/* durable mark writes, all */
+
+	/*
+	 * Followed in shared memory by pg_atomic_uint32 index[2^shard_bits]
+	 * (slot number + 1 of each shard, 0 if it has none) and ShardSlot
+	 * slots[num_slots]; see sf_index() and sf_slot().
+	 */
 } SnowflakeShared;
 
 extern SnowflakeShared *sf_shared;
@@ -70,14 +92,19 @@ extern snowflake::Layout sf_layout;
 extern int	sf_shard_id;
 extern int	sf_max_clock_lead;
 extern int	sf_max_clock_wait;
+extern int	sf_max_shards;
 extern bool sf_allow_on_standby;
+extern char *sf_shard_ids;
 void		sf_settings_init(void);
+bool		sf_shard_allowed(int64 shard);
 
 /* state.cpp */
 void		sf_state_init(void);
 void		sf_require_ready(void);
 void		sf_record_layout(void);
-void		sf_extend_mark(int64 wanted_offset);
+ShardSlot  *sf_slot(int i);
+ShardSlot  *sf_slot_for_shard(int64 shard);
+void		sf_extend_mark(ShardSlot *slot, int64 wanted_offset);
 int64		sf_wall_ms(void);
 
 extern "C" PGDLLEXPORT void snowflake_mark_worker_main(Datum arg);

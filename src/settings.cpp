@@ -11,6 +11,8 @@
  *-------------------------------------------------------------------------
  */
 #include <cinttypes>
+#include <cstdlib>
+#include <cstring>
 
 #include "glue.hpp"
 
@@ -19,7 +21,9 @@
 int			sf_shard_id = -1;
 int			sf_max_clock_lead = 1000;
 int			sf_max_clock_wait = 5000;
+int			sf_max_shards = 1024;
 bool		sf_allow_on_standby = false;
+char	   *sf_shard_ids = NULL;
 
 static char *sf_epoch = NULL;
 static int	sf_shard_bits = 10;
@@ -28,6 +32,15 @@ static int	sf_sequence_bits = 12;
 snowflake::Layout sf_layout = {snowflake::kDefaultEpochMs, 10, 12};
 
 using snowflake::LayoutProblem;
+
+/* The parsed snowflake.shard_ids: the GUC's "extra", owned by the GUC code. */
+typedef struct SfShardList
+{
+	int			count;
+	snowflake::ShardRange ranges[FLEXIBLE_ARRAY_MEMBER];
+} SfShardList;
+
+static SfShardList *sf_shard_list = NULL;
 
 
 /* A shard ID must fit the shard field; -1 means "not set". */
@@ -60,6 +73,63 @@ sf_check_epoch(char **newval, void **extra, GucSource source)
 		return false;
 	}
 	return true;
+}
+
+/* Parses snowflake.shard_ids into an SfShardList. */
+static bool
+sf_check_shard_ids(char **newval, void **extra, GucSource source)
+{
+	int64		max = sf_layout.max_shard_id();
+	int			count = 0;
+	SfShardList *list;
+	snowflake::RangeProblem problem;
+
+	problem = snowflake::parse_shard_ranges(*newval ? *newval : "", max, NULL, 0, &count);
+	if (problem == snowflake::RangeProblem::None)
+	{
+		list = (SfShardList *) malloc(offsetof(SfShardList, ranges) +
+									  sizeof(snowflake::ShardRange) * Max(count, 1));
+		if (list == NULL)
+		{
+			GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+			return false;
+		}
+		(void) snowflake::parse_shard_ranges(*newval ? *newval : "", max, list->ranges,
+											 count, &list->count);
+		*extra = list;
+		return true;
+	}
+	switch (problem)
+	{
+		case snowflake::RangeProblem::OutOfRange:
+			GUC_check_errdetail("Shard IDs go from 0 to " INT64_FORMAT
+								" because snowflake.shard_bits is %d.", max, sf_shard_bits);
+			break;
+		case snowflake::RangeProblem::Reversed:
+			GUC_check_errdetail("A range N-M needs N <= M.");
+			break;
+		default:
+			GUC_check_errdetail("snowflake.shard_ids is a comma-separated list of shard IDs "
+								"and ranges, such as \"0-63,128\".");
+			break;
+	}
+	return false;
+}
+
+static void
+sf_assign_shard_ids(const char *newval, void *extra)
+{
+	sf_shard_list = (SfShardList *) extra;
+}
+
+/* Whether this server may generate for a shard: snowflake.shard_id or shard_ids. */
+bool
+sf_shard_allowed(int64 shard)
+{
+	if (shard == sf_shard_id)
+		return true;
+	return sf_shard_list != NULL &&
+		snowflake::shard_in_ranges(sf_shard_list->ranges, sf_shard_list->count, shard);
 }
 
 /*
@@ -104,6 +174,8 @@ sf_define_settings(void)
 	char	   *raw_shard_bits = sf_raw_setting("snowflake.shard_bits");
 	char	   *raw_sequence_bits = sf_raw_setting("snowflake.sequence_bits");
 	char	   *raw_shard_id = sf_raw_setting("snowflake.shard_id");
+	char	   *raw_shard_ids = sf_raw_setting("snowflake.shard_ids");
+	char	   *raw_max_shards = sf_raw_setting("snowflake.max_shards");
 	int64		raw_ms, applied_ms;
 
 	DefineCustomStringVariable("snowflake.epoch",
@@ -161,6 +233,31 @@ sf_define_settings(void)
 							NULL,
 							NULL);
 
+	DefineCustomStringVariable("snowflake.shard_ids",
+							   "Logical shards this server may generate IDs for, such as 0-63,128.",
+							   "Used by snowflake_nextval(shard_id); snowflake.shard_id is always "
+							   "allowed. Settable only in the configuration file or with ALTER SYSTEM.",
+							   &sf_shard_ids,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   sf_check_shard_ids,
+							   sf_assign_shard_ids,
+							   NULL);
+
+	DefineCustomIntVariable("snowflake.max_shards",
+							"How many distinct shards this server can generate for between restarts.",
+							"Sizes the shared memory for per-shard state (about 384 bytes a shard).",
+							&sf_max_shards,
+							1024,
+							1,
+							1 << snowflake::kMaxShardBits,
+							PGC_POSTMASTER,
+							0,
+							NULL,
+							NULL,
+							NULL);
+
 	DefineCustomIntVariable("snowflake.max_clock_lead",
 							"How far ID timestamps may run ahead of the wall clock.",
 							"Absorbs bursts and small backward clock steps without waiting.",
@@ -211,6 +308,10 @@ sf_define_settings(void)
 					   sf_int_matches(raw_sequence_bits, sf_sequence_bits, 0));
 	sf_require_applied("snowflake.shard_id", raw_shard_id,
 					   sf_int_matches(raw_shard_id, sf_shard_id, 0));
+	sf_require_applied("snowflake.shard_ids", raw_shard_ids,
+					   raw_shard_ids && strcmp(raw_shard_ids, sf_shard_ids) == 0);
+	sf_require_applied("snowflake.max_shards", raw_max_shards,
+					   sf_int_matches(raw_max_shards, sf_max_shards, 0));
 }
 
 /* Stops the server when the layout makes no sense. */

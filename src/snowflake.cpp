@@ -14,6 +14,7 @@
  *-------------------------------------------------------------------------
  */
 #include <cinttypes>
+#include <cstring>
 #include <ctime>
 
 #include "glue.hpp"
@@ -25,6 +26,12 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 
 PG_FUNCTION_INFO_V1(snowflake_nextval);
+PG_FUNCTION_INFO_V1(snowflake_nextval_shard);
+PG_FUNCTION_INFO_V1(snowflake_nextval_batch);
+PG_FUNCTION_INFO_V1(snowflake_min_id);
+PG_FUNCTION_INFO_V1(snowflake_max_id);
+PG_FUNCTION_INFO_V1(snowflake_to_text);
+PG_FUNCTION_INFO_V1(snowflake_from_text);
 PG_FUNCTION_INFO_V1(snowflake_timestamp);
 PG_FUNCTION_INFO_V1(snowflake_shard_id);
 PG_FUNCTION_INFO_V1(snowflake_sequence);
@@ -89,12 +96,12 @@ typedef struct SfWaitContext
 
 /* Counts a refusal and raises the error for a wait that ran out. */
 static void
-sf_fail_wait(const snowflake::Step &step, int64 now, const SfWaitContext *ctx)
+sf_fail_wait(ShardSlot *slot, const snowflake::Step &step, int64 now, const SfWaitContext *ctx)
 {
 	char		last[40], when[40];
 	int64		ahead = step.wait_until + sf_max_clock_lead - now;
 
-	pg_atomic_fetch_add_u64(&sf_shared->refusals, 1);
+	pg_atomic_fetch_add_u64(&slot->refusals, 1);
 	sf_format_offset(step.wait_until + sf_max_clock_lead, last, sizeof(last));
 	if (ctx->last_step_ms > 0)
 	{
@@ -134,7 +141,7 @@ sf_fail_wait(const snowflake::Step &step, int64 now, const SfWaitContext *ctx)
  * this call has waited snowflake.max_clock_wait in all.
  */
 static void
-sf_wait_for_clock(const snowflake::Step &step, int64 now, SfWaitContext *ctx)
+sf_wait_for_clock(ShardSlot *slot, const snowflake::Step &step, int64 now, SfWaitContext *ctx)
 {
 	int64		mono = sf_monotonic_us();
 	int64		waited_ms;
@@ -143,18 +150,18 @@ sf_wait_for_clock(const snowflake::Step &step, int64 now, SfWaitContext *ctx)
 	if (ctx->started_us < 0)
 	{
 		ctx->started_us = mono;
-		pg_atomic_fetch_add_u64(&sf_shared->waits, 1);
+		pg_atomic_fetch_add_u64(&slot->waits, 1);
 	}
 	waited_ms = (mono - ctx->started_us) / 1000;
 	if (waited_ms >= sf_max_clock_wait)
-		sf_fail_wait(step, now, ctx);
+		sf_fail_wait(slot, step, now, ctx);
 
 	sleep_ms = (long) Min(step.wait_until - now, (int64) sf_max_clock_wait - waited_ms);
 	sleep_ms = Max(Min(sleep_ms, 100L), 1L);
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 sleep_ms, PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
-	pg_atomic_fetch_add_u64(&sf_shared->wait_us, (uint64) (sf_monotonic_us() - mono));
+	pg_atomic_fetch_add_u64(&slot->wait_us, (uint64) (sf_monotonic_us() - mono));
 	CHECK_FOR_INTERRUPTS();
 }
 
@@ -171,13 +178,14 @@ sf_warn_step(int64 step_ms, int64 shard)
 			 errhint("Check the server's time synchronisation (NTP, VM migration or resume).")));
 }
 
-/* Issues one ID for snowflake.shard_id. */
-static int64
-sf_generate(void)
+/*
+ * Checks what every generating call needs, and returns the slot of "shard":
+ * the library preloaded and its state sound, not a standby, and a shard
+ * this server may generate for.
+ */
+static ShardSlot *
+sf_prepare(int64 shard, bool explicit_shard)
 {
-	int64		shard = sf_shard_id;
-	SfWaitContext ctx = {-1, 0, 0};
-
 	sf_require_ready();
 	if (RecoveryInProgress() && !sf_allow_on_standby)
 		ereport(ERROR,
@@ -187,7 +195,7 @@ sf_generate(void)
 						   "so its IDs would collide with the primary's."),
 				 errhint("Generate IDs on the primary. On a standby that has a shard ID "
 						 "of its own, set snowflake.allow_on_standby = on.")));
-	if (shard < 0)
+	if (!explicit_shard && shard < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowflake.shard_id is not set"),
@@ -197,8 +205,38 @@ sf_generate(void)
 						 "server uses and set it, for example: ALTER SYSTEM SET "
 						 "snowflake.shard_id = 1; SELECT pg_reload_conf();",
 						 sf_layout.max_shard_id())));
+	if (explicit_shard)
+	{
+		if (shard < 0 || shard > sf_layout.max_shard_id())
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("shard ID " INT64_FORMAT " is out of range", shard),
+					 errdetail("Shard IDs go from 0 to " INT64_FORMAT
+							   " because snowflake.shard_bits is %d.",
+							   sf_layout.max_shard_id(), sf_layout.shard_bits)));
+		if (!sf_shard_allowed(shard))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("shard " INT64_FORMAT " is not assigned to this server", shard),
+					 errdetail("This server generates for snowflake.shard_id (%d) and "
+							   "snowflake.shard_ids (\"%s\").", sf_shard_id, sf_shard_ids),
+					 errhint("Add the shard to snowflake.shard_ids in postgresql.conf or with "
+							 "ALTER SYSTEM, then reload. No other server may generate for it.")));
+	}
 	if (pg_atomic_read_u32(&sf_shared->layout_recorded) == 0)
 		sf_record_layout();
+	return sf_slot_for_shard(shard);
+}
+
+/*
+ * Issues a run of up to max_count consecutive IDs for a shard: waits for the
+ * clock and moves the durable mark as needed, or raises the error that says
+ * why it cannot.
+ */
+static snowflake::Step
+sf_issue(ShardSlot *slot, int64 max_count)
+{
+	SfWaitContext ctx = {-1, 0, 0};
 
 	for (;;)
 	{
@@ -206,32 +244,32 @@ sf_generate(void)
 		int64		now;
 
 		/* the clock is read under the lock so that readings are ordered */
-		LWLockAcquire(sf_shared->gen_lock, LW_EXCLUSIVE);
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 		now = sf_wall_ms() - sf_layout.epoch_ms;
-		step = snowflake::next_id(sf_shared->gen, sf_layout, shard, now,
-								  sf_max_clock_lead, sf_shared->reserved_offset);
+		step = snowflake::next_run(slot->gen, sf_layout, slot->shard_id, now,
+								   sf_max_clock_lead, slot->reserved_offset, max_count);
 		if (step.outcome == Outcome::Wait)
 		{
-			ctx.last_step_ms = sf_shared->gen.last_step_back_ms;
-			ctx.last_step_at = sf_shared->gen.last_step_back_at;
+			ctx.last_step_ms = slot->gen.last_step_back_ms;
+			ctx.last_step_at = slot->gen.last_step_back_at;
 		}
-		LWLockRelease(sf_shared->gen_lock);
+		LWLockRelease(slot->lock);
 
 		if (step.stepped_back_ms >= SF_WARN_STEP_MS)
-			sf_warn_step(step.stepped_back_ms, shard);
+			sf_warn_step(step.stepped_back_ms, slot->shard_id);
 
 		switch (step.outcome)
 		{
 			case Outcome::Issued:
-				return step.id;
+				return step;
 			case Outcome::Wait:
-				sf_wait_for_clock(step, now, &ctx);
+				sf_wait_for_clock(slot, step, now, &ctx);
 				break;
 			case Outcome::NeedReservation:
-				sf_extend_mark(step.wanted);
+				sf_extend_mark(slot, step.wanted);
 				break;
 			case Outcome::ClockBeforeEpoch:
-				pg_atomic_fetch_add_u64(&sf_shared->refusals, 1);
+				pg_atomic_fetch_add_u64(&slot->refusals, 1);
 				ereport(ERROR,
 						(errcode(ERRCODE_SYSTEM_ERROR),
 						 errmsg("could not generate a snowflake ID: the clock reads earlier "
@@ -242,7 +280,7 @@ sf_generate(void)
 				{
 					char		last[40];
 
-					pg_atomic_fetch_add_u64(&sf_shared->refusals, 1);
+					pg_atomic_fetch_add_u64(&slot->refusals, 1);
 					snowflake::format_utc(sf_layout.last_unix_ms(), last, sizeof(last));
 					ereport(ERROR,
 							(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
@@ -260,7 +298,75 @@ sf_generate(void)
 extern "C" Datum
 snowflake_nextval(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT64(sf_generate());
+	PG_RETURN_INT64(sf_issue(sf_prepare(sf_shard_id, false), 1).id);
+}
+
+extern "C" Datum
+snowflake_nextval_shard(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(sf_issue(sf_prepare(PG_GETARG_INT32(0), true), 1).id);
+}
+
+#define SF_MAX_BATCH 10000000
+
+/* State of a batch between calls: the current run and what is left. */
+typedef struct SfBatch
+{
+	ShardSlot  *slot;
+	int64		remaining;		/* IDs still to return, the current run included */
+	int64		next_id;		/* next ID of the current run */
+	int64		run_left;		/* IDs left in the current run */
+} SfBatch;
+
+/*
+ * snowflake_nextval_batch(count [, shard_id]): count distinct, increasing
+ * IDs, taken a run (up to one millisecond's sequence) per lock acquisition.
+ */
+extern "C" Datum
+snowflake_nextval_batch(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	SfBatch    *batch;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		int32		count = PG_GETARG_INT32(0);
+		bool		explicit_shard = PG_NARGS() > 1;
+		int64		shard = explicit_shard ? PG_GETARG_INT32(1) : sf_shard_id;
+		ShardSlot  *slot;
+		MemoryContext old;
+
+		if (count < 1 || count > SF_MAX_BATCH)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("batch size must be between 1 and %d", SF_MAX_BATCH),
+					 errdetail("The requested size was %d.", count),
+					 count > SF_MAX_BATCH ? errhint("Split larger loads into several batches.") : 0));
+		slot = sf_prepare(shard, explicit_shard);
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		batch = (SfBatch *) palloc0(sizeof(SfBatch));
+		MemoryContextSwitchTo(old);
+		batch->slot = slot;
+		batch->remaining = count;
+		funcctx->user_fctx = batch;
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	batch = (SfBatch *) funcctx->user_fctx;
+	if (batch->remaining == 0)
+		SRF_RETURN_DONE(funcctx);
+	if (batch->run_left == 0)
+	{
+		snowflake::Step step = sf_issue(batch->slot, batch->remaining);
+
+		batch->next_id = step.id;
+		batch->run_left = step.count;
+	}
+	batch->remaining--;
+	batch->run_left--;
+	SRF_RETURN_NEXT(funcctx, Int64GetDatum(batch->next_id++));
 }
 
 /* Fetches argument 0 as an ID, rejecting negative values. */
@@ -342,57 +448,235 @@ snowflake_layout(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(sf_make_record(fcinfo, values, nulls));
 }
 
+/* The result set of a materialising set-returning function. */
+static Tuplestorestate *
+sf_materialize(FunctionCallInfo fcinfo, TupleDesc *tupdesc)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext old;
+	Tuplestorestate *store;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		!(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("set-valued function called in context that cannot accept a set")));
+	if (get_call_result_type(fcinfo, NULL, tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	*tupdesc = CreateTupleDescCopy(*tupdesc);
+	store = tuplestore_begin_heap(true, false, work_mem);
+	MemoryContextSwitchTo(old);
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = store;
+	rsinfo->setDesc = *tupdesc;
+	return store;
+}
+
+/* One row per shard this server has generated for since it started. */
 extern "C" Datum
 snowflake_stats(PG_FUNCTION_ARGS)
 {
-	snowflake::GeneratorState gen;
-	int64		reserved;
-	TimestampTz reset_at;
-	int64		now;
-	Datum		values[14];
-	bool		nulls[14];
+	TupleDesc	tupdesc;
+	Tuplestorestate *store;
+	int			used;
+	int64		mark_writes;
 
 	sf_require_ready();
-	LWLockAcquire(sf_shared->gen_lock, LW_SHARED);
-	gen = sf_shared->gen;
-	reserved = sf_shared->reserved_offset;
-	reset_at = sf_shared->stats_reset;
-	LWLockRelease(sf_shared->gen_lock);
-	now = sf_wall_ms() - sf_layout.epoch_ms;
+	store = sf_materialize(fcinfo, &tupdesc);
+	used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
+	mark_writes = (int64) pg_atomic_read_u64(&sf_shared->mark_writes);
 
-	memset(nulls, 0, sizeof(nulls));
-	values[0] = Int32GetDatum(sf_shard_id);
-	nulls[0] = sf_shard_id < 0;
-	values[1] = Int64GetDatum((int64) gen.issued);
-	values[2] = TimestampTzGetDatum(sf_timestamptz(sf_layout.epoch_ms + gen.last_offset));
-	nulls[2] = gen.last_offset < 0;
-	values[3] = Int64GetDatum(Max(gen.last_offset - now, (int64) 0));
-	values[4] = TimestampTzGetDatum(sf_timestamptz(sf_layout.epoch_ms + reserved));
-	nulls[4] = reserved < 0;
-	values[5] = Int64GetDatum((int64) gen.sequence_exhausted);
-	values[6] = Int64GetDatum((int64) gen.clock_steps_back);
-	values[7] = Int64GetDatum(gen.largest_step_back_ms);
-	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&sf_shared->waits));
-	values[9] = Float8GetDatum(pg_atomic_read_u64(&sf_shared->wait_us) / 1000.0);
-	values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&sf_shared->refusals));
-	values[11] = Int64GetDatum((int64) pg_atomic_read_u64(&sf_shared->mark_writes));
-	values[12] = Int64GetDatum((int64) pg_atomic_read_u64(&sf_shared->inline_mark_writes));
-	values[13] = TimestampTzGetDatum(reset_at);
-	PG_RETURN_DATUM(sf_make_record(fcinfo, values, nulls));
+	for (int i = 0; i < used; i++)
+	{
+		ShardSlot  *slot = sf_slot(i);
+		snowflake::GeneratorState gen;
+		int64		reserved;
+		TimestampTz reset_at;
+		int64		now;
+		Datum		values[14];
+		bool		nulls[14];
+
+		LWLockAcquire(slot->lock, LW_SHARED);
+		gen = slot->gen;
+		reserved = slot->reserved_offset;
+		reset_at = slot->stats_reset;
+		LWLockRelease(slot->lock);
+		now = sf_wall_ms() - sf_layout.epoch_ms;
+
+		memset(nulls, 0, sizeof(nulls));
+		values[0] = Int32GetDatum(slot->shard_id);
+		values[1] = Int64GetDatum((int64) gen.issued);
+		values[2] = TimestampTzGetDatum(sf_timestamptz(sf_layout.epoch_ms + gen.last_offset));
+		nulls[2] = gen.last_offset < 0;
+		values[3] = Int64GetDatum(Max(gen.last_offset - now, (int64) 0));
+		values[4] = TimestampTzGetDatum(sf_timestamptz(sf_layout.epoch_ms + reserved));
+		nulls[4] = reserved < 0;
+		values[5] = Int64GetDatum((int64) gen.sequence_exhausted);
+		values[6] = Int64GetDatum((int64) gen.clock_steps_back);
+		values[7] = Int64GetDatum(gen.largest_step_back_ms);
+		values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->waits));
+		values[9] = Float8GetDatum(pg_atomic_read_u64(&slot->wait_us) / 1000.0);
+		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->refusals));
+		values[11] = Int64GetDatum(mark_writes);
+		values[12] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->inline_mark_writes));
+		values[13] = TimestampTzGetDatum(reset_at);
+		tuplestore_putvalues(store, tupdesc, values, nulls);
+	}
+	return (Datum) 0;
 }
 
 extern "C" Datum
 snowflake_stats_reset(PG_FUNCTION_ARGS)
 {
+	int			used;
+
 	sf_require_ready();
-	LWLockAcquire(sf_shared->gen_lock, LW_EXCLUSIVE);
-	snowflake::reset_counters(sf_shared->gen);
-	sf_shared->stats_reset = GetCurrentTimestamp();
-	LWLockRelease(sf_shared->gen_lock);
-	pg_atomic_write_u64(&sf_shared->waits, 0);
-	pg_atomic_write_u64(&sf_shared->wait_us, 0);
-	pg_atomic_write_u64(&sf_shared->refusals, 0);
+	used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
+	for (int i = 0; i < used; i++)
+	{
+		ShardSlot  *slot = sf_slot(i);
+		TimestampTz now = GetCurrentTimestamp();
+
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		snowflake::reset_counters(slot->gen);
+		slot->stats_reset = now;
+		LWLockRelease(slot->lock);
+		pg_atomic_write_u64(&slot->waits, 0);
+		pg_atomic_write_u64(&slot->wait_us, 0);
+		pg_atomic_write_u64(&slot->refusals, 0);
+		pg_atomic_write_u64(&slot->inline_mark_writes, 0);
+	}
 	pg_atomic_write_u64(&sf_shared->mark_writes, 0);
-	pg_atomic_write_u64(&sf_shared->inline_mark_writes, 0);
 	PG_RETURN_VOID();
+}
+
+/*---- time ranges ----*/
+
+/*
+ * The millisecond (layout offset) of a timestamptz argument, which must lie
+ * within the layout's range.
+ */
+static int64
+sf_offset_arg(FunctionCallInfo fcinfo)
+{
+	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+	int64		unix_ms;
+	char		first[40], last[40];
+
+	sf_require_ready();
+	if (!TIMESTAMP_NOT_FINITE(ts))
+	{
+		/* floor division: the millisecond that contains ts */
+		int64		pg_ms = ts / 1000 - (ts % 1000 < 0 ? 1 : 0);
+
+		unix_ms = pg_ms + snowflake::kPostgresEpochUnixMs;
+		if (unix_ms >= sf_layout.epoch_ms && unix_ms <= sf_layout.last_unix_ms())
+			return unix_ms - sf_layout.epoch_ms;
+	}
+	snowflake::format_utc(sf_layout.epoch_ms, first, sizeof(first));
+	snowflake::format_utc(sf_layout.last_unix_ms(), last, sizeof(last));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+			 errmsg("timestamp out of range for snowflake IDs: \"%s\"", timestamptz_to_str(ts)),
+			 errdetail("This layout covers %s to %s.", first, last)));
+	return 0;					/* keep the compiler quiet */
+}
+
+/* The optional shard argument of min/max_id: -1 for "all shards". */
+static int64
+sf_shard_arg(FunctionCallInfo fcinfo)
+{
+	int64		shard;
+
+	if (PG_NARGS() < 2)
+		return -1;
+	shard = PG_GETARG_INT32(1);
+	if (shard < 0 || shard > sf_layout.max_shard_id())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shard ID " INT64_FORMAT " is out of range", shard),
+				 errdetail("Shard IDs go from 0 to " INT64_FORMAT
+						   " because snowflake.shard_bits is %d.",
+						   sf_layout.max_shard_id(), sf_layout.shard_bits)));
+	return shard;
+}
+
+/* The smallest ID that can carry the millisecond of ts (for one shard or all). */
+extern "C" Datum
+snowflake_min_id(PG_FUNCTION_ARGS)
+{
+	int64		offset = sf_offset_arg(fcinfo);
+	int64		shard = sf_shard_arg(fcinfo);
+
+	PG_RETURN_INT64(snowflake::encode(sf_layout, offset, shard < 0 ? 0 : shard, 0));
+}
+
+/* The largest ID that can carry the millisecond of ts (for one shard or all). */
+extern "C" Datum
+snowflake_max_id(PG_FUNCTION_ARGS)
+{
+	int64		offset = sf_offset_arg(fcinfo);
+	int64		shard = sf_shard_arg(fcinfo);
+
+	PG_RETURN_INT64(snowflake::encode(sf_layout, offset,
+									  shard < 0 ? sf_layout.max_shard_id() : shard,
+									  sf_layout.max_sequence()));
+}
+
+/*---- text form ----*/
+
+extern "C" Datum
+snowflake_to_text(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	char		text[snowflake::kTextLength + 1];
+
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("invalid snowflake ID: " INT64_FORMAT, id),
+				 errdetail("Snowflake IDs are never negative.")));
+	snowflake::to_text(id, text);
+	PG_RETURN_TEXT_P(cstring_to_text(text));
+}
+
+extern "C" Datum
+snowflake_from_text(PG_FUNCTION_ARGS)
+{
+	text	   *arg = PG_GETARG_TEXT_PP(0);
+	const char *data = VARDATA_ANY(arg);
+	size_t		len = VARSIZE_ANY_EXHDR(arg);
+	char	   *shown = text_to_cstring(arg);
+	int64		id = 0;
+	size_t		bad = 0;
+
+	switch (snowflake::from_text(data, len, &id, &bad))
+	{
+		case snowflake::TextProblem::None:
+			PG_RETURN_INT64(id);
+		case snowflake::TextProblem::WrongLength:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("invalid input syntax for a snowflake ID: \"%s\"", shown),
+					 errdetail("A snowflake ID in text form has %d characters, not %d.",
+							   snowflake::kTextLength, (int) pg_mbstrlen_with_len(data, (int) len))));
+			break;
+		case snowflake::TextProblem::BadCharacter:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("invalid input syntax for a snowflake ID: \"%s\"", shown),
+					 errdetail("Character %d is not a Crockford base32 digit "
+							   "(0-9 and A-Z without I, L, O, U).", (int) bad + 1)));
+			break;
+		case snowflake::TextProblem::OutOfRange:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("invalid input syntax for a snowflake ID: \"%s\"", shown),
+					 errdetail("The value is larger than the largest bigint; the first "
+							   "character of a snowflake ID is 0 to 7.")));
+			break;
+	}
+	PG_RETURN_NULL();
 }

@@ -6,11 +6,12 @@
  *		durable high-water mark (pg_snowflake/mark) with the background
  *		worker that keeps it ahead of the clock.
  *
- * The durable mark.  No ID carries a timestamp above reserved_offset, and
- * reserved_offset never exceeds what pg_snowflake/mark holds on disk: a call
- * that needs a later timestamp first moves the mark ahead, fsyncs it, and only
- * then raises reserved_offset.  After any restart, clean or crash, the
- * generator resumes strictly above the mark on disk, so it never repeats an
+ * The durable mark.  One mark serves every shard of the server.  No ID
+ * carries a timestamp above its slot's reserved_offset, and no
+ * reserved_offset exceeds what pg_snowflake/mark holds on disk: a call that
+ * needs a later timestamp first moves the mark ahead, fsyncs it, and only
+ * then raises reserved_offset.  After any restart, clean or crash, every
+ * shard resumes strictly above the mark on disk, so it never repeats an
  * ID even if the clock was set back.  The mark worker keeps the mark
  * SF_RESERVE_AHEAD_MS ahead of "clock + max_clock_lead" while IDs are being
  * issued, so steady generation never writes; on a clean shutdown it lowers
@@ -31,7 +32,7 @@
 SnowflakeShared *sf_shared = NULL;
 
 #define SNOWFLAKE_TRANCHE "snowflake"
-#define SNOWFLAKE_NUM_LOCKS 2
+#define SF_FIXED_LOCKS 2		/* file_lock, assign_lock; then one per slot */
 
 static const char *const kMarkName = "mark";
 static const char *const kMarkFile = "pg_snowflake/mark";
@@ -53,7 +54,46 @@ sf_wall_ms(void)
 
 /*---- shared memory ----*/
 
-/* Asks for the shared struct and the lock tranche. */
+/* Slots: one per shard usable since start, never more than there are shards. */
+static int
+sf_num_slots(void)
+{
+	return (int) Min((int64) sf_max_shards, sf_layout.max_shard_id() + 1);
+}
+
+static Size
+sf_index_offset(void)
+{
+	return MAXALIGN(sizeof(SnowflakeShared));
+}
+
+static Size
+sf_slots_offset(void)
+{
+	return sf_index_offset() +
+		MAXALIGN(sizeof(pg_atomic_uint32) * (Size) (sf_layout.max_shard_id() + 1));
+}
+
+static Size
+sf_shmem_size(void)
+{
+	return sf_slots_offset() + sizeof(ShardSlot) * (Size) sf_num_slots();
+}
+
+/* The shard index: slot number + 1 of each shard, 0 when it has none. */
+static pg_atomic_uint32 *
+sf_index(void)
+{
+	return (pg_atomic_uint32 *) ((char *) sf_shared + sf_index_offset());
+}
+
+ShardSlot *
+sf_slot(int i)
+{
+	return (ShardSlot *) ((char *) sf_shared + sf_slots_offset()) + i;
+}
+
+/* Asks for the shared memory and the lock tranche. */
 static void
 sf_shmem_request(void)
 {
@@ -61,8 +101,8 @@ sf_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 #endif
-	RequestAddinShmemSpace(MAXALIGN(sizeof(SnowflakeShared)));
-	RequestNamedLWLockTranche(SNOWFLAKE_TRANCHE, SNOWFLAKE_NUM_LOCKS);
+	RequestAddinShmemSpace(sf_shmem_size());
+	RequestNamedLWLockTranche(SNOWFLAKE_TRANCHE, SF_FIXED_LOCKS + sf_num_slots());
 }
 
 /* Marks the state as refused, keeping the first reason found. */
@@ -148,58 +188,105 @@ sf_load_recorded_state(SnowflakeShared *out)
 		}
 		else
 		{
-			snowflake::resume_above(out->gen, sf_layout, mark - sf_layout.epoch_ms);
-			out->reserved_offset = mark - sf_layout.epoch_ms;
+			out->resume_offset = mark - sf_layout.epoch_ms;
 			out->durable_mark_ms = mark;
 		}
 	}
 }
 
-/* Creates and initialises the shared struct. */
+/* Creates and initialises the shared state. */
 static void
 sf_shmem_startup(void)
 {
 	bool		found;
-	SnowflakeShared *fresh;
+	SnowflakeShared fresh;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 
 	/* read the files before taking any lock */
-	fresh = (SnowflakeShared *) palloc0(sizeof(SnowflakeShared));
-	fresh->gen = snowflake::kFreshState;
-	fresh->reserved_offset = -1;
-	fresh->durable_mark_ms = -1;
-	fresh->stats_reset = GetCurrentTimestamp();
-	pg_atomic_init_u32(&fresh->layout_recorded, 0);
-	sf_load_recorded_state(fresh);
+	memset(&fresh, 0, sizeof(fresh));
+	fresh.resume_offset = -1;
+	fresh.durable_mark_ms = -1;
+	pg_atomic_init_u32(&fresh.layout_recorded, 0);
+	sf_load_recorded_state(&fresh);
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	sf_shared = (SnowflakeShared *) ShmemInitStruct("snowflake", sizeof(SnowflakeShared), &found);
+	sf_shared = (SnowflakeShared *) ShmemInitStruct("snowflake", sf_shmem_size(), &found);
 	if (!found)
 	{
 		LWLockPadded *locks = GetNamedLWLockTranche(SNOWFLAKE_TRANCHE);
+		int64		shards = sf_layout.max_shard_id() + 1;
 
-		memcpy(sf_shared, fresh, sizeof(SnowflakeShared));
-		sf_shared->gen_lock = &locks[0].lock;
-		sf_shared->file_lock = &locks[1].lock;
+		memcpy(sf_shared, &fresh, sizeof(fresh));
+		sf_shared->file_lock = &locks[0].lock;
+		sf_shared->assign_lock = &locks[1].lock;
+		sf_shared->num_slots = sf_num_slots();
+		pg_atomic_init_u32(&sf_shared->used_slots, 0);
 		pg_atomic_init_u32(&sf_shared->layout_recorded,
-						   pg_atomic_read_u32(&fresh->layout_recorded));
-		pg_atomic_init_u64(&sf_shared->waits, 0);
-		pg_atomic_init_u64(&sf_shared->wait_us, 0);
-		pg_atomic_init_u64(&sf_shared->refusals, 0);
+						   pg_atomic_read_u32(&fresh.layout_recorded));
 		pg_atomic_init_u64(&sf_shared->mark_writes, 0);
-		pg_atomic_init_u64(&sf_shared->inline_mark_writes, 0);
+		for (int64 i = 0; i < shards; i++)
+			pg_atomic_init_u32(&sf_index()[i], 0);
+		for (int i = 0; i < sf_shared->num_slots; i++)
+			sf_slot(i)->lock = &locks[SF_FIXED_LOCKS + i].lock;
 	}
 	LWLockRelease(AddinShmemInitLock);
 
-	if (!found && fresh->refused)
+	if (!found && fresh.refused)
 		ereport(WARNING,
-				(errmsg("%s", fresh->refusal_message),
-				 errdetail("%s.", fresh->refusal_detail),
+				(errmsg("%s", fresh.refusal_message),
+				 errdetail("%s.", fresh.refusal_detail),
 				 errhint("snowflake_nextval() and the decoding functions will refuse to run; "
 						 "see \"Errors and what to do\" in the snowflake README.")));
-	pfree(fresh);
+}
+
+/*
+ * The slot of a shard, given one on its first use: resumed above the mark
+ * found at start, which covers every ID any shard issued before the start.
+ */
+ShardSlot *
+sf_slot_for_shard(int64 shard)
+{
+	uint32		n = pg_atomic_read_u32(&sf_index()[shard]);
+	ShardSlot  *slot;
+	int			used;
+
+	if (n > 0)
+		return sf_slot((int) n - 1);
+
+	LWLockAcquire(sf_shared->assign_lock, LW_EXCLUSIVE);
+	n = pg_atomic_read_u32(&sf_index()[shard]);
+	used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
+	if (n == 0 && used < sf_shared->num_slots)
+	{
+		slot = sf_slot(used);
+		slot->shard_id = (int32) shard;
+		slot->gen = snowflake::kFreshState;
+		snowflake::resume_above(slot->gen, sf_layout, sf_shared->resume_offset);
+		slot->reserved_offset = -1;
+		slot->stats_reset = GetCurrentTimestamp();
+		pg_atomic_init_u64(&slot->waits, 0);
+		pg_atomic_init_u64(&slot->wait_us, 0);
+		pg_atomic_init_u64(&slot->refusals, 0);
+		pg_atomic_init_u64(&slot->inline_mark_writes, 0);
+		/* publish the slot only once it is initialised */
+		pg_write_barrier();
+		n = (uint32) used + 1;
+		pg_atomic_write_u32(&sf_index()[shard], n);
+		pg_atomic_write_u32(&sf_shared->used_slots, n);
+	}
+	LWLockRelease(sf_shared->assign_lock);
+
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many shards: this server has generated IDs for %d shards since it "
+						"started", sf_shared->num_slots),
+				 errdetail("Shard " INT64_FORMAT " would need state of its own, and "
+						   "snowflake.max_shards is %d.", shard, sf_max_shards),
+				 errhint("Raise snowflake.max_shards and restart the server.")));
+	return sf_slot((int) n - 1);
 }
 
 /* Errors out unless the library was preloaded and its recorded state is sound. */
@@ -260,28 +347,42 @@ sf_record_layout(void)
 		sf_report_file_error("ID layout", error);
 }
 
+/* The durable mark as a layout offset (caller holds file_lock). */
+static int64
+sf_durable_offset(void)
+{
+	return sf_shared->durable_mark_ms < 0 ? -1 :
+		sf_shared->durable_mark_ms - sf_layout.epoch_ms;
+}
+
+/* Raises a slot's reserved_offset to "offset" if lower (caller holds file_lock). */
+static void
+sf_raise_reserved(ShardSlot *slot, int64 offset)
+{
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	if (offset > slot->reserved_offset)
+		slot->reserved_offset = offset;
+	LWLockRelease(slot->lock);
+}
+
 /*
- * Makes the durable mark cover at least "wanted" (a layout offset): writes
- * max(wanted, clock + lead) + SF_RESERVE_AHEAD_MS unless the mark already
- * covers it, then raises reserved_offset.  Returns false with *error filled
- * when the write fails.  Caller must not hold any snowflake lock.
+ * Makes the durable mark cover at least "wanted" (a layout offset): unless it
+ * already does, writes max(wanted, clock + lead + SF_RESERVE_AHEAD_MS).  Then
+ * raises the reserved_offset of "slot" (or, for the worker, of every slot) to
+ * the mark.  Returns false with *error filled when the write fails.  Caller
+ * must not hold any snowflake lock.
  */
 static bool
-sf_move_mark(int64 wanted, bool from_worker, snowflake::FileError *error)
+sf_move_mark(ShardSlot *slot, int64 wanted, snowflake::FileError *error)
 {
 	char		record[256];
 	bool		ok = true;
-	int64		reserved;
 
 	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
-	LWLockAcquire(sf_shared->gen_lock, LW_SHARED);
-	reserved = sf_shared->reserved_offset;
-	LWLockRelease(sf_shared->gen_lock);
-
-	if (reserved < wanted)
+	if (sf_durable_offset() < wanted)
 	{
 		int64		now = sf_wall_ms() - sf_layout.epoch_ms;
-		int64		target = Max(wanted, now + sf_max_clock_lead) + SF_RESERVE_AHEAD_MS;
+		int64		target = Max(wanted, now + sf_max_clock_lead + SF_RESERVE_AHEAD_MS);
 		int			len = snowflake::format_mark_record(target + sf_layout.epoch_ms,
 														record, sizeof(record));
 
@@ -289,33 +390,44 @@ sf_move_mark(int64 wanted, bool from_worker, snowflake::FileError *error)
 		if (ok)
 		{
 			sf_shared->durable_mark_ms = target + sf_layout.epoch_ms;
-			LWLockAcquire(sf_shared->gen_lock, LW_EXCLUSIVE);
-			if (target > sf_shared->reserved_offset)
-				sf_shared->reserved_offset = target;
-			LWLockRelease(sf_shared->gen_lock);
 			pg_atomic_fetch_add_u64(&sf_shared->mark_writes, 1);
-			if (!from_worker)
-				pg_atomic_fetch_add_u64(&sf_shared->inline_mark_writes, 1);
+			if (slot != NULL)
+				pg_atomic_fetch_add_u64(&slot->inline_mark_writes, 1);
+		}
+	}
+	if (ok)
+	{
+		int64		mark = sf_durable_offset();
+
+		if (slot != NULL)
+			sf_raise_reserved(slot, mark);
+		else
+		{
+			int			used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
+
+			for (int i = 0; i < used; i++)
+				sf_raise_reserved(sf_slot(i), mark);
 		}
 	}
 	LWLockRelease(sf_shared->file_lock);
 	return ok;
 }
 
-/* Called by a generating backend whose next ID lies beyond the mark. */
+/* Called by a generating backend whose next ID lies beyond its slot's mark. */
 void
-sf_extend_mark(int64 wanted_offset)
+sf_extend_mark(ShardSlot *slot, int64 wanted_offset)
 {
 	snowflake::FileError error = {"", "", 0};
 
-	if (!sf_move_mark(wanted_offset, false, &error))
+	if (!sf_move_mark(slot, wanted_offset, &error))
 		sf_report_file_error("high-water mark", error);
 }
 
 /*
- * On a clean shutdown: lower the mark to the last timestamp actually used, so
- * that a clean restart resumes without waiting.  reserved_offset is lowered
- * first, under file_lock, so any later call must write a higher mark again.
+ * On a clean shutdown: lower the mark to the last timestamp actually used by
+ * any shard, so that a clean restart resumes without waiting.  Each slot's
+ * reserved_offset is lowered first, under file_lock, so any later call must
+ * write a higher mark again.
  */
 static void
 sf_settle_mark(void)
@@ -323,16 +435,23 @@ sf_settle_mark(void)
 	char		record[256];
 	snowflake::FileError error = {"", "", 0};
 	bool		ok = true;
-	int64		last;
+	int64		last = -1;
+	int			used;
 
 	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
-	LWLockAcquire(sf_shared->gen_lock, LW_EXCLUSIVE);
-	last = sf_shared->gen.last_offset;
-	if (last >= 0 && last < sf_shared->reserved_offset)
-		sf_shared->reserved_offset = last;
-	LWLockRelease(sf_shared->gen_lock);
+	used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
+	for (int i = 0; i < used; i++)
+	{
+		ShardSlot  *slot = sf_slot(i);
 
-	if (last >= 0 && last + sf_layout.epoch_ms < sf_shared->durable_mark_ms)
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		if (slot->gen.last_offset < slot->reserved_offset)
+			slot->reserved_offset = slot->gen.last_offset;
+		last = Max(last, slot->gen.last_offset);
+		LWLockRelease(slot->lock);
+	}
+
+	if (last >= 0 && last < sf_durable_offset())
 	{
 		int			len = snowflake::format_mark_record(last + sf_layout.epoch_ms,
 														record, sizeof(record));
@@ -362,30 +481,36 @@ static void
 sf_keep_mark_ahead(uint64 *seen_issued, int64 *active_until)
 {
 	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
-	uint64		issued;
-	int64		reserved;
-	int64		last;
+	uint64		issued = 0;
+	int64		last = -1;
+	int64		reserved = PG_INT64_MAX;
 	int64		horizon;
+	int			used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
 	snowflake::FileError error = {"", "", 0};
 
-	LWLockAcquire(sf_shared->gen_lock, LW_SHARED);
-	issued = sf_shared->gen.issued;
-	reserved = sf_shared->reserved_offset;
-	last = sf_shared->gen.last_offset;
-	LWLockRelease(sf_shared->gen_lock);
+	for (int i = 0; i < used; i++)
+	{
+		ShardSlot  *slot = sf_slot(i);
+
+		LWLockAcquire(slot->lock, LW_SHARED);
+		issued += slot->gen.issued;
+		last = Max(last, slot->gen.last_offset);
+		reserved = Min(reserved, slot->reserved_offset);
+		LWLockRelease(slot->lock);
+	}
 
 	if (issued != *seen_issued)
 	{
 		*seen_issued = issued;
 		*active_until = now + SF_WORKER_ACTIVE_MS;
 	}
-	if (now > *active_until)
+	if (used == 0 || now > *active_until)
 		return;					/* idle: no writes */
 
 	horizon = Max(now + sf_max_clock_lead, last);
 	if (reserved - horizon >= SF_RESERVE_AHEAD_MS / 2)
 		return;
-	if (!sf_move_mark(horizon, true, &error))
+	if (!sf_move_mark(NULL, horizon + SF_RESERVE_AHEAD_MS / 2, &error))
 	{
 		errno = error.err;
 		ereport(WARNING,
