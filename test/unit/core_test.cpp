@@ -29,6 +29,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -51,6 +52,8 @@ using snowflake::GeneratorState;
 using snowflake::Layout;
 using snowflake::LayoutProblem;
 using snowflake::Outcome;
+using snowflake::RangeProblem;
+using snowflake::TextProblem;
 using snowflake::Step;
 
 namespace
@@ -2075,4 +2078,155 @@ TEST(ParseEpochStrictTest, RejectsHalfWrittenZones)
 	EXPECT_EQ(ms, snowflake::kDefaultEpochMs);
 	ASSERT_TRUE(snowflake::parse_epoch("2024-01-01 02:30:00+02:30", &ms));
 	EXPECT_EQ(ms, snowflake::kDefaultEpochMs);
+}
+
+/*-------------------------------------------------------------------------
+ * Runs (batches), the text form and shard lists
+ *-------------------------------------------------------------------------
+ */
+
+TEST(GeneratorRunTest, RunsEqualSingleSteps)
+{
+	const Layout l{snowflake::kDefaultEpochMs, 10, 6};	/* 64 per ms */
+	std::mt19937_64 rng(7);
+
+	for (int round = 0; round < 200; round++)
+	{
+		GeneratorState a = snowflake::kFreshState;
+		GeneratorState b = snowflake::kFreshState;
+		int64_t		now = 1000;
+
+		for (int call = 0; call < 50; call++)
+		{
+			int64_t		want = 1 + (int64_t) (rng() % 150);
+
+			now += (int64_t) (rng() % 3) - 1;	/* frozen, forward or back a ms */
+			Step run = snowflake::next_run(a, l, 5, now, 3, snowflake::kNoReservation, want);
+
+			if (run.outcome != Outcome::Issued)
+			{
+				EXPECT_EQ(snowflake::next_id(b, l, 5, now, 3).outcome, run.outcome);
+				continue;
+			}
+			ASSERT_GE(run.count, 1);
+			ASSERT_LE(run.count, want);
+			/* a run never crosses a millisecond */
+			EXPECT_EQ(snowflake::decode(l, run.id).unix_ms,
+					  snowflake::decode(l, run.id + run.count - 1).unix_ms);
+			for (int64_t k = 0; k < run.count; k++)
+			{
+				Step one = snowflake::next_id(b, l, 5, now, 3);
+
+				ASSERT_EQ(one.outcome, Outcome::Issued);
+				ASSERT_EQ(one.id, run.id + k);
+			}
+		}
+		EXPECT_EQ(a.issued, b.issued);
+		EXPECT_EQ(a.last_offset, b.last_offset);
+		EXPECT_EQ(a.last_sequence, b.last_sequence);
+	}
+}
+
+TEST(GeneratorRunTest, RunTakesTheRestOfTheMillisecond)
+{
+	const Layout l = DefaultLayout();
+	GeneratorState st = snowflake::kFreshState;
+
+	Step s = snowflake::next_run(st, l, 1, 100, 1000, snowflake::kNoReservation, 10);
+	EXPECT_EQ(s.count, 10);
+	s = snowflake::next_run(st, l, 1, 100, 1000, snowflake::kNoReservation, 100000);
+	EXPECT_EQ(s.count, l.max_sequence() + 1 - 10);
+	EXPECT_EQ(snowflake::decode(l, s.id).sequence, 10);
+	s = snowflake::next_run(st, l, 1, 100, 1000, snowflake::kNoReservation, 100000);
+	EXPECT_EQ(s.count, l.max_sequence() + 1);
+	EXPECT_EQ(snowflake::decode(l, s.id).unix_ms - l.epoch_ms, 101);
+	EXPECT_EQ(st.sequence_exhausted, 1u);
+	/* a count below one still issues one ID */
+	s = snowflake::next_run(st, l, 1, 200, 1000, snowflake::kNoReservation, 0);
+	EXPECT_EQ(s.count, 1);
+}
+
+TEST(TextFormTest, RoundTripAndOrder)
+{
+	std::mt19937_64 rng(11);
+	char		a[14], b[14];
+	int64_t		back;
+	size_t		bad;
+
+	snowflake::to_text(0, a);
+	EXPECT_STREQ(a, "0000000000000");
+	snowflake::to_text(INT64_MAX, a);
+	EXPECT_STREQ(a, "7ZZZZZZZZZZZZ");
+	for (int i = 0; i < 100000; i++)
+	{
+		int64_t		x = (int64_t) (rng() >> 1);
+		int64_t		y = (int64_t) (rng() >> (1 + rng() % 60));
+
+		snowflake::to_text(x, a);
+		snowflake::to_text(y, b);
+		ASSERT_EQ(strlen(a), 13u);
+		ASSERT_EQ(snowflake::from_text(a, 13, &back, &bad), TextProblem::None);
+		ASSERT_EQ(back, x);
+		/* byte order of the strings is the numeric order of the IDs */
+		ASSERT_EQ(strcmp(a, b) < 0, x < y) << a << " " << b;
+		for (char &c : a)
+			c = (char) tolower(c);
+		ASSERT_EQ(snowflake::from_text(a, 13, &back, &bad), TextProblem::None);
+		ASSERT_EQ(back, x);
+	}
+}
+
+TEST(TextFormTest, StrictParsing)
+{
+	int64_t		id = 42;
+	size_t		bad = 99;
+
+	EXPECT_EQ(snowflake::from_text("", 0, &id, &bad), TextProblem::WrongLength);
+	EXPECT_EQ(snowflake::from_text("000000000000", 12, &id, &bad), TextProblem::WrongLength);
+	EXPECT_EQ(snowflake::from_text("00000000000000", 14, &id, &bad), TextProblem::WrongLength);
+	for (const char *text : {"000000000000I", "000000000000L", "000000000000O",
+							 "000000000000U", "00000 0000000", "0000000000-00",
+							 "000000000000\xc3"})
+	{
+		EXPECT_EQ(snowflake::from_text(text, 13, &id, &bad), TextProblem::BadCharacter) << text;
+		EXPECT_EQ(text[bad], strpbrk(text, "ILOU -\xc3")[0]) << text;
+	}
+	EXPECT_EQ(snowflake::from_text("8000000000000", 13, &id, &bad), TextProblem::OutOfRange);
+	EXPECT_EQ(snowflake::from_text("Z000000000000", 13, &id, &bad), TextProblem::OutOfRange);
+	EXPECT_EQ(id, 42);
+}
+
+TEST(ShardRangesTest, ParsesListsAndRanges)
+{
+	snowflake::ShardRange r[8];
+	int			n = -1;
+
+	EXPECT_EQ(snowflake::parse_shard_ranges("", 1023, r, 8, &n), RangeProblem::None);
+	EXPECT_EQ(n, 0);
+	EXPECT_EQ(snowflake::parse_shard_ranges("  ", 1023, r, 8, &n), RangeProblem::None);
+	EXPECT_EQ(n, 0);
+	ASSERT_EQ(snowflake::parse_shard_ranges("0-63, 128 ,200 - 201", 1023, r, 8, &n),
+			  RangeProblem::None);
+	ASSERT_EQ(n, 3);
+	EXPECT_EQ(r[0].lo, 0);
+	EXPECT_EQ(r[0].hi, 63);
+	EXPECT_EQ(r[1].lo, 128);
+	EXPECT_EQ(r[1].hi, 128);
+	EXPECT_EQ(r[2].lo, 200);
+	EXPECT_EQ(r[2].hi, 201);
+	for (int64_t s : {0, 63, 128, 200, 201})
+		EXPECT_TRUE(snowflake::shard_in_ranges(r, n, s)) << s;
+	for (int64_t s : {-1, 64, 127, 129, 199, 202, 1023})
+		EXPECT_FALSE(snowflake::shard_in_ranges(r, n, s)) << s;
+
+	/* counting without room, then filling */
+	EXPECT_EQ(snowflake::parse_shard_ranges("1,2,3,4,5", 1023, nullptr, 0, &n), RangeProblem::None);
+	EXPECT_EQ(n, 5);
+
+	EXPECT_EQ(snowflake::parse_shard_ranges("1024", 1023, r, 8, &n), RangeProblem::OutOfRange);
+	EXPECT_EQ(snowflake::parse_shard_ranges("5-1024", 1023, r, 8, &n), RangeProblem::OutOfRange);
+	EXPECT_EQ(snowflake::parse_shard_ranges("5-2", 1023, r, 8, &n), RangeProblem::Reversed);
+	for (const char *bad : {",", "1,", ",1", "1,,2", "a", "1-", "-1", "1-2-3", "1 2",
+							"99999999999999999999"})
+		EXPECT_EQ(snowflake::parse_shard_ranges(bad, 1023, r, 8, &n), RangeProblem::Syntax) << bad;
 }
