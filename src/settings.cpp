@@ -247,7 +247,7 @@ sf_define_settings(void)
 
 	DefineCustomIntVariable("snowflake.max_shards",
 							"How many distinct shards this server can generate for between restarts.",
-							"Sizes the shared memory for per-shard state (about 384 bytes a shard).",
+							"Sizes the shared memory for per-shard state: 264 bytes a shard.",
 							&sf_max_shards,
 							1024,
 							1,
