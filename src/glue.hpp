@@ -16,12 +16,14 @@
  *	- assign_lock serialises giving a shard its slot (first use of a shard).
  *	- file_lock serialises writers of pg_snowflake/ files and guards
  *	  durable_mark_ms.  While it is held only plain POSIX I/O runs
- *	  (statefile.cpp) and errors are reported after release.  Slot locks may
+ *	  (statefile.cpp), plus the WAL insertion of a new mark, which must
+ *	  precede any ID under it; errors are reported after release.  Slot locks may
  *	  be taken briefly inside file_lock, never the other way round.
+ *	  file_lock also guards resume_offset, which WAL replay raises; it may be
+ *	  taken in shared mode inside assign_lock.
  * The shard index entries, layout_recorded and the counters that are atomics
- * are read and written without a lock.  The refusal fields and
- * resume_offset are written only by the postmaster before any backend starts
- * and are read-only afterwards.
+ * are read and written without a lock.  The refusal fields are written only
+ * by the postmaster before any backend starts and are read-only afterwards.
  *
  *-------------------------------------------------------------------------
  */
@@ -68,8 +70,10 @@ typedef struct SnowflakeShared
 	/* under file_lock */
 	int64		durable_mark_ms;	/* Unix ms in pg_snowflake/mark; -1: none */
 
+	/* under file_lock: the mark found at start, raised by WAL replay */
+	int64		resume_offset;	/* layout offset; -1: none */
+
 	/* written by the postmaster at start, read-only afterwards */
-	int64		resume_offset;	/* the mark found at start; -1: none */
 	bool		refused;		/* recorded state differs or is unreadable */
 	char		refusal_message[128];
 	char		refusal_detail[512];

@@ -20,6 +20,13 @@
  * SF_RESERVE_AHEAD_MS + max_clock_lead ahead of the clock and may wait that
  * long (bounded by max_clock_wait).  See glue.hpp for the locking rules.
  *
+ * Standbys.  Every new mark is also written to WAL (a custom resource
+ * manager, PostgreSQL 15 and later), before any ID under it is issued, so
+ * WAL order puts it ahead of every row that carries such an ID.  A standby's
+ * redo raises its own mark, on disk and in memory; once promoted, every
+ * shard resumes above the highest mark replayed, that is above every ID the
+ * old primary could have issued into the data the standby holds.
+ *
  *-------------------------------------------------------------------------
  */
 #include <cerrno>
@@ -36,6 +43,13 @@ SnowflakeShared *sf_shared = NULL;
 
 static const char *const kMarkName = "mark";
 static const char *const kMarkFile = "pg_snowflake/mark";
+
+#if PG_VERSION_NUM >= 150000
+/* The custom WAL resource manager that carries the mark to standbys. */
+#define SF_RMGR_ID RM_EXPERIMENTAL_ID
+#define SF_RMGR_NAME "snowflake"
+#define XLOG_SNOWFLAKE_MARK 0x10
+#endif
 
 #if PG_VERSION_NUM >= 150000
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -243,7 +257,8 @@ sf_shmem_startup(void)
 
 /*
  * The slot of a shard, given one on its first use: resumed above the mark
- * found at start, which covers every ID any shard issued before the start.
+ * found at start or replayed from WAL, which covers every ID any shard issued
+ * before the start or, on a promoted standby, on the old primary.
  */
 ShardSlot *
 sf_slot_for_shard(int64 shard)
@@ -263,7 +278,9 @@ sf_slot_for_shard(int64 shard)
 		slot = sf_slot(used);
 		slot->shard_id = (int32) shard;
 		slot->gen = snowflake::kFreshState;
+		LWLockAcquire(sf_shared->file_lock, LW_SHARED);
 		snowflake::resume_above(slot->gen, sf_layout, sf_shared->resume_offset);
+		LWLockRelease(sf_shared->file_lock);
 		slot->reserved_offset = -1;
 		slot->stats_reset = GetCurrentTimestamp();
 		pg_atomic_init_u64(&slot->waits, 0);
@@ -347,6 +364,95 @@ sf_record_layout(void)
 		sf_report_file_error("ID layout", error);
 }
 
+/*---- the mark in WAL ----*/
+
+/*
+ * Writes a new mark to WAL for standbys (caller holds file_lock, before any
+ * ID under the mark is issued).  Nothing to do during recovery.
+ */
+static void
+sf_log_mark(int64 mark_ms)
+{
+#if PG_VERSION_NUM >= 150000
+	if (RecoveryInProgress())
+		return;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &mark_ms, sizeof(mark_ms));
+	(void) XLogInsert(SF_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+#endif
+}
+
+#if PG_VERSION_NUM >= 150000
+/*
+ * Redo of a mark record on a standby (or in crash recovery): raise the mark
+ * on disk and the point every shard resumes above.  Runs in the startup
+ * process; a failed write stops recovery rather than lose the mark.
+ */
+static void
+sf_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	int64		mark;
+	char		text[256];
+	snowflake::FileError error = {"", "", 0};
+	bool		ok = true;
+
+	if (info != XLOG_SNOWFLAKE_MARK || XLogRecGetDataLen(record) != sizeof(int64))
+		elog(PANIC, "snowflake redo: unknown WAL record (info 0x%02X)", info);
+	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
+	if (sf_shared == NULL)
+		return;
+
+	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	if (mark > sf_shared->durable_mark_ms)
+	{
+		int			len = snowflake::format_mark_record(mark, text, sizeof(text));
+
+		ok = len > 0 && snowflake::write_file_durably(kMarkName, text, (size_t) len, &error);
+		if (ok)
+			sf_shared->durable_mark_ms = mark;
+	}
+	if (ok && mark - sf_layout.epoch_ms > sf_shared->resume_offset)
+		sf_shared->resume_offset = mark - sf_layout.epoch_ms;
+	LWLockRelease(sf_shared->file_lock);
+
+	if (!ok)
+		sf_report_file_error("high-water mark replayed from WAL", error);
+}
+
+static void
+sf_desc(StringInfo buf, XLogReaderState *record)
+{
+	int64		mark;
+	char		when[40];
+
+	if (XLogRecGetDataLen(record) != sizeof(int64))
+		return;
+	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
+	snowflake::format_utc(mark, when, sizeof(when));
+	appendStringInfo(buf, "mark %s", when);
+}
+
+static const char *
+sf_identify(uint8 info)
+{
+	return (info & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_MARK ? "MARK" : NULL;
+}
+
+static RmgrData sf_rmgr = {
+	SF_RMGR_NAME,				/* rm_name */
+	sf_redo,					/* rm_redo */
+	sf_desc,					/* rm_desc */
+	sf_identify,				/* rm_identify */
+	NULL,						/* rm_startup */
+	NULL,						/* rm_cleanup */
+	NULL,						/* rm_mask */
+	NULL						/* rm_decode: nothing to decode */
+};
+#endif
+
+/*---- the durable mark ----*/
+
 /* The durable mark as a layout offset (caller holds file_lock). */
 static int64
 sf_durable_offset(void)
@@ -390,6 +496,7 @@ sf_move_mark(ShardSlot *slot, int64 wanted, snowflake::FileError *error)
 		if (ok)
 		{
 			sf_shared->durable_mark_ms = target + sf_layout.epoch_ms;
+			sf_log_mark(sf_shared->durable_mark_ms);
 			pg_atomic_fetch_add_u64(&sf_shared->mark_writes, 1);
 			if (slot != NULL)
 				pg_atomic_fetch_add_u64(&slot->inline_mark_writes, 1);
@@ -584,4 +691,7 @@ sf_state_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = sf_shmem_startup;
 	sf_register_worker();
+#if PG_VERSION_NUM >= 150000
+	RegisterCustomRmgr(SF_RMGR_ID, &sf_rmgr);
+#endif
 }
