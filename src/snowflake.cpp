@@ -178,6 +178,19 @@ sf_warn_step(int64 step_ms, int64 shard)
 			 errhint("Check the server's time synchronisation (NTP, VM migration or resume).")));
 }
 
+/* Errors out unless a shard ID fits the layout's shard field. */
+static void
+sf_check_shard_range(int64 shard)
+{
+	if (shard < 0 || shard > sf_layout.max_shard_id())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shard ID " INT64_FORMAT " is out of range", shard),
+				 errdetail("Shard IDs go from 0 to " INT64_FORMAT
+						   " because snowflake.shard_bits is %d.",
+						   sf_layout.max_shard_id(), sf_layout.shard_bits)));
+}
+
 /*
  * Checks what every generating call needs, and returns the slot of "shard":
  * the library preloaded and its state sound, not a standby, and a shard
@@ -207,13 +220,7 @@ sf_prepare(int64 shard, bool explicit_shard)
 						 sf_layout.max_shard_id())));
 	if (explicit_shard)
 	{
-		if (shard < 0 || shard > sf_layout.max_shard_id())
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("shard ID " INT64_FORMAT " is out of range", shard),
-					 errdetail("Shard IDs go from 0 to " INT64_FORMAT
-							   " because snowflake.shard_bits is %d.",
-							   sf_layout.max_shard_id(), sf_layout.shard_bits)));
+		sf_check_shard_range(shard);
 		if (!sf_shard_allowed(shard))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -593,13 +600,7 @@ sf_shard_arg(FunctionCallInfo fcinfo)
 	if (PG_NARGS() < 2)
 		return -1;
 	shard = PG_GETARG_INT32(1);
-	if (shard < 0 || shard > sf_layout.max_shard_id())
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shard ID " INT64_FORMAT " is out of range", shard),
-				 errdetail("Shard IDs go from 0 to " INT64_FORMAT
-						   " because snowflake.shard_bits is %d.",
-						   sf_layout.max_shard_id(), sf_layout.shard_bits)));
+	sf_check_shard_range(shard);
 	return shard;
 }
 
