@@ -38,4 +38,9 @@ extern "C"
 #include "utils/wait_event.h"
 }
 
+/* PostgreSQL 13 and 14 named it differently. */
+#if PG_VERSION_NUM < 150000
+#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+#endif
+
 #endif							/* SNOWFLAKE_PG_HPP */
