@@ -1,0 +1,437 @@
+# Failover to a streaming standby.
+#
+# The primary's clock runs 5 s ahead (libfaketime, preloaded into its
+# postmaster only), so the IDs a standby receives carry timestamps well
+# ahead of the standby's own, correct clock.  What keeps a promoted standby
+# from reissuing them is the durable mark, which the primary writes to WAL
+# (custom resource manager "snowflake", ID 128) before issuing any ID under
+# it, and which the standby replays.
+#
+#  (a) planned failover: the old primary stops, the standby (which refuses to
+#      generate while in recovery) is promoted; every ID it then issues, by
+#      single calls, a column DEFAULT and a batch, is above every ID it
+#      received, and its first call waited for its clock to pass the mark;
+#  (b) the same after an immediate-mode crash of the primary in the middle
+#      of a pgbench run;
+#  (c) a standby started without the library: replay stops at the first
+#      mark record with PostgreSQL's "resource manager with ID 128 not
+#      registered" error, and the standby shuts down instead of carrying on
+#      without the mark; with the library added it restarts, replays what it
+#      had not, catches up, and once promoted issues IDs above everything it
+#      received.
+#
+# No raw ID or wall-clock value is compared with a constant: only relations
+# between IDs, counters, log messages and loose bounds on durations and on
+# the difference between two clocks.
+
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
+plan skip_all => "libfaketime is not installed ($libfaketime)"
+  unless -f $libfaketime;
+
+my $shard   = 5;
+my $ahead_s = 5;      # how far the primaries' clocks run ahead (s)
+my $timeout = 180;
+
+# A primary with the library preloaded and its clock $ahead_s seconds ahead.
+sub make_primary
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(allows_streaming => 1);
+	$node->append_conf(
+		'postgresql.conf', qq{
+shared_preload_libraries = 'snowflake'
+snowflake.shard_id = $shard
+max_connections = 20
+log_statement = none
+});
+	my $clock_file = $node->basedir . '/faketime.rc';
+	open my $fh, '>', $clock_file or die "could not write $clock_file: $!";
+	print $fh "+$ahead_s\n";
+	close $fh or die "could not close $clock_file: $!";
+
+	# libfaketime goes into this postmaster (and so into its children) only:
+	# psql, pgbench and the standbys keep the real clock.
+	{
+		local $ENV{LD_PRELOAD}                   = $libfaketime;
+		local $ENV{FAKETIME_TIMESTAMP_FILE}      = $clock_file;
+		local $ENV{FAKETIME_NO_CACHE}            = '1';
+		local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+		$node->start;
+	}
+	return $node;
+}
+
+# A streaming standby from a new backup of $primary.  It inherits the
+# primary's configuration (library and shard ID) but not its faked clock.
+# $extra_conf is appended to its configuration.
+sub make_standby
+{
+	my ($primary, $name, $extra_conf, %start_opts) = @_;
+	$primary->backup("${name}_backup");
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init_from_backup($primary, "${name}_backup", has_streaming => 1);
+	$node->append_conf('postgresql.conf',
+		"snowflake.max_clock_wait = '15s'\nlog_statement = none\n"
+		  . ($extra_conf // ''));
+	my $started = $node->start(%start_opts);
+	return ($node, $started);
+}
+
+sub epoch_now
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', 'SELECT extract(epoch FROM clock_timestamp())');
+}
+
+# The scenario is only real if the primary's clock is ahead of the standby's.
+sub check_clock_offset
+{
+	my ($primary, $standby, $what) = @_;
+	my $p = epoch_now($primary);
+	my $s = epoch_now($standby);
+	my $diff = $p - $s;
+	ok($diff > $ahead_s - 1 && $diff < $ahead_s + 1,
+		sprintf('%s: the primary\'s clock is about %d s ahead of the standby\'s (%.2f s)',
+			$what, $ahead_s, $diff));
+	return;
+}
+
+# Waits until the standby has replayed everything the primary has flushed,
+# which includes every committed row.  Not the insert position: a mark
+# record the mark worker writes after the last commit is not flushed on its
+# own and stays in the primary's WAL buffers until something else flushes
+# (observed: about 15 s on an idle primary).  Polled on the standby itself,
+# so the wait ends as soon as replay gets there: the received IDs must still
+# be ahead of the standby's clock at promotion.
+sub catch_up
+{
+	my ($primary, $standby, $what) = @_;
+	my $lsn = $primary->lsn('flush');
+	ok( $standby->poll_query_until('postgres',
+			"SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn"),
+		"$what: the standby caught up with the primary");
+	return;
+}
+
+# Waits until the standby's replay position stops moving (bounded).
+sub wait_replay_settled
+{
+	my ($standby) = @_;
+	my ($prev, $same) = ('', 0);
+	my $deadline = time + 60;
+	while (time < $deadline)
+	{
+		my $lsn = $standby->safe_psql('postgres',
+			q{SELECT pg_last_wal_replay_lsn() || ' ' ||
+			         (pg_last_wal_replay_lsn() >= coalesce(pg_last_wal_receive_lsn(), '0/0'))});
+		if ($lsn eq $prev && $lsn =~ / true$/)
+		{
+			return 1 if ++$same >= 3;
+		}
+		else
+		{
+			$same = 0;
+		}
+		$prev = $lsn;
+		sleep(0.3);
+	}
+	return 0;
+}
+
+sub check_refuses_in_recovery
+{
+	my ($standby, $what) = @_;
+	is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'),
+		't', "$what: the standby is in recovery");
+	foreach my $call ('snowflake_nextval()', 'snowflake_nextval_batch(10)')
+	{
+		my ($ret, $out, $err) = $standby->psql('postgres',
+			"\\set VERBOSITY verbose\nSELECT $call");
+		isnt($ret, 0, "$what: $call fails on the standby");
+		like($err,
+			qr/ERROR:  25006: cannot generate snowflake IDs on a standby server/,
+			"$what: $call on the standby: SQLSTATE 25006, \"cannot generate snowflake IDs on a standby server\""
+		);
+	}
+	return;
+}
+
+# The durable mark recorded in a data directory (Unix ms), or undef.
+sub recorded_mark_ms
+{
+	my ($node) = @_;
+	my $file = $node->data_dir . '/pg_snowflake/mark';
+	return undef unless -f $file;
+	my ($ms) = slurp_file($file) =~ /^mark_unix_ms (-?\d+)$/m;
+	return $ms;
+}
+
+# Everything the standby holds, then promotion, then new IDs of every kind
+# above everything it held.  Rows the promoted node inserts have payload < 0.
+sub promote_and_check
+{
+	my ($standby, $what, $primary_rows) = @_;
+
+	my $received = $standby->safe_psql('postgres', 'SELECT count(*), max(id) FROM t');
+	my ($count, $received_max) = split /\|/, $received;
+	is($count, $primary_rows, "$what: the standby holds every row the primary committed")
+	  if defined $primary_rows;
+	ok($count > 0, "$what: the standby received rows ($count)");
+
+	# Replay raised the standby's own durable mark above every received ID.
+	my $mark = recorded_mark_ms($standby);
+	my $max_ms = $standby->safe_psql('postgres',
+		"SELECT (extract(epoch FROM snowflake_timestamp($received_max)) * 1000)::bigint");
+	ok(defined $mark && $mark >= $max_ms,
+		"$what: the standby's pg_snowflake/mark, raised by replay, covers every received ID");
+
+	$standby->promote;
+	ok($standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()'),
+		"$what: the standby was promoted");
+
+	# The received IDs run ahead of the new primary's clock, by more than
+	# max_clock_lead: from the clock alone, it would reissue them.
+	is( $standby->safe_psql(
+			'postgres',
+			"SELECT snowflake_timestamp($received_max) > clock_timestamp() + "
+			  . "current_setting('snowflake.max_clock_lead')::interval"),
+		't',
+		"$what: the newest received ID is ahead of the new primary's clock by more than max_clock_lead"
+	);
+
+	my $t0 = time;
+	my ($ret, $out, $err) = $standby->psql('postgres',
+		'INSERT INTO t (id, payload) VALUES (snowflake_nextval(), -1) RETURNING id',
+		timeout => $timeout);
+	my $elapsed = time - $t0;
+	is($ret, 0, "$what: the first call on the new primary succeeds");
+	like($out, qr/^\d+$/, "$what: it returns an ID");
+	ok($elapsed > 1.0,
+		sprintf('%s: the first call waited for the clock to pass the replayed mark (%.2f s)',
+			$what, $elapsed));
+	my $waits = $standby->safe_psql('postgres',
+		"SELECT coalesce(sum(waits), 0) FROM snowflake_stats WHERE shard_id = $shard");
+	ok($waits >= 1, "$what: snowflake_stats counts the wait (waits = $waits)");
+
+	$standby->safe_psql(
+		'postgres', qq{
+		INSERT INTO t (id, payload) SELECT snowflake_nextval(), -2 FROM generate_series(1, 100);
+		INSERT INTO t (payload) VALUES (-3);
+		INSERT INTO t (payload) SELECT -3 FROM generate_series(1, 100);
+		INSERT INTO t (id, payload) SELECT id, -4 FROM snowflake_nextval_batch(5000) AS id;
+	});
+	my %kinds = (
+		-1 => 'first single call',
+		-2 => 'single calls',
+		-3 => 'DEFAULT inserts',
+		-4 => 'batch');
+	foreach my $p (sort { $b <=> $a } keys %kinds)
+	{
+		is( $standby->safe_psql(
+				'postgres',
+				"SELECT count(*) > 0 AND bool_and(id > $received_max) FROM t WHERE payload = $p"),
+			't',
+			"$what: every ID of the new primary's $kinds{$p} is greater than every received ID"
+		);
+	}
+	is( $standby->safe_psql(
+			'postgres', q{
+		SELECT (SELECT min(id) FROM t WHERE payload < 0)
+		     > (SELECT max(id) FROM t WHERE payload >= 0)}),
+		't',
+		"$what: the new primary's IDs are above every row it received");
+	is( $standby->safe_psql(
+			'postgres',
+			"SELECT count(*) FROM t WHERE payload < 0 AND snowflake_shard_id(id) <> $shard"),
+		0,
+		"$what: the new primary's IDs carry shard $shard");
+	is( $standby->safe_psql(
+			'postgres', q{
+		SELECT count(*) FROM (
+			SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM t WHERE payload < 0) x
+		WHERE id <= prev}),
+		0,
+		"$what: the new primary's IDs increase in insertion order");
+	return;
+}
+
+my $create = q{
+	CREATE EXTENSION snowflake;
+	-- n: insertion order; payload >= 0 on the old primary, < 0 after promotion
+	CREATE TABLE t (
+		id bigint PRIMARY KEY DEFAULT snowflake_nextval(),
+		n bigserial,
+		payload int);
+};
+
+###########################################################################
+# (a) Planned failover.
+###########################################################################
+
+my $primary_a = make_primary('primary_a');
+$primary_a->safe_psql('postgres', $create);
+$primary_a->safe_psql('postgres', 'INSERT INTO t (payload) SELECT 1000 FROM generate_series(1, 10)');
+my ($standby_a) = make_standby($primary_a, 'standby_a');
+check_clock_offset($primary_a, $standby_a, 'a');
+
+# single inserts, a batch and a pgbench run, all after the backup: the
+# standby gets them, and the marks above them, by streaming.
+$primary_a->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (1001)') for 1 .. 5;
+$primary_a->safe_psql('postgres',
+	'INSERT INTO t (id, payload) SELECT id, 1002 FROM snowflake_nextval_batch(5000) AS id');
+$primary_a->pgbench(
+	'--no-vacuum --client=4 --jobs=2 --time=2',
+	0,
+	[ qr{number of failed transactions: 0 \(0\.000%\)} ],
+	[qr{^$}],
+	'a: pgbench inserts on the primary',
+	{ '008_insert.sql' => "INSERT INTO t (payload) VALUES (:client_id);\n" },
+	'postgres');
+$primary_a->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (1003)');
+my $rows_a = $primary_a->safe_psql('postgres', 'SELECT count(*) FROM t');
+ok($rows_a > 5016, "a: the primary committed rows ($rows_a)");
+
+catch_up($primary_a, $standby_a, 'a');
+check_refuses_in_recovery($standby_a, 'a');
+
+# failover: the old primary goes away first
+$primary_a->stop;
+promote_and_check($standby_a, 'a', $rows_a);
+$standby_a->stop;
+
+###########################################################################
+# (b) The primary crashes (immediate stop) under pgbench.
+###########################################################################
+
+my $primary_b = make_primary('primary_b');
+$primary_b->safe_psql('postgres', $create);
+my ($standby_b) = make_standby($primary_b, 'standby_b');
+check_clock_offset($primary_b, $standby_b, 'b');
+
+my $script_b = $primary_b->basedir . '/008_crash.sql';
+open my $sfh, '>', $script_b or die "could not write $script_b: $!";
+print $sfh "INSERT INTO t (payload) VALUES (:client_id);\n";
+close $sfh;
+my ($pgb_out, $pgb_err) = ('', '');
+my $pgb = IPC::Run::start(
+	[
+		'pgbench', '--no-vacuum', '--client=4', '--jobs=2', '--time=60',
+		'-f', $script_b, '-h', $primary_b->host, '-p', $primary_b->port,
+		'postgres'
+	],
+	'>', \$pgb_out, '2>', \$pgb_err,
+	IPC::Run::timeout($timeout));
+ok( $primary_b->poll_query_until('postgres', 'SELECT count(*) > 2000 FROM t'),
+	'b: pgbench is inserting on the primary');
+ok($standby_b->poll_query_until('postgres', 'SELECT count(*) > 1000 FROM t'),
+	'b: the standby is receiving the rows');
+sleep(0.5);
+$primary_b->stop('immediate');
+$pgb->finish;
+isnt($? >> 8, 0,
+	'b: pgbench was still inserting at the crash (it lost its connections and failed)');
+
+ok(wait_replay_settled($standby_b),
+	'b: the standby replayed everything it received');
+check_refuses_in_recovery($standby_b, 'b');
+promote_and_check($standby_b, 'b after crash');
+$standby_b->stop;
+
+###########################################################################
+# (c) A standby without the library.
+###########################################################################
+
+my $primary_c = make_primary('primary_c');
+$primary_c->safe_psql('postgres', $create);
+$primary_c->safe_psql('postgres',
+	'INSERT INTO t (payload) SELECT 2000 FROM generate_series(1, 1000)');
+my $before_c = $primary_c->safe_psql('postgres', 'SELECT count(*) FROM t');
+# The mark worker may still write marks for a while after IDs were issued;
+# after a clean restart nothing is written until the next ID, so the backup
+# and the standby's start are free of mark records and the standby reaches
+# hot standby (and replays some rows) before the first one arrives.
+$primary_c->stop;
+{
+	local $ENV{LD_PRELOAD}                   = $libfaketime;
+	local $ENV{FAKETIME_TIMESTAMP_FILE}      = $primary_c->basedir . '/faketime.rc';
+	local $ENV{FAKETIME_NO_CACHE}            = '1';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	$primary_c->start;
+}
+my ($standby_c, $started_c) =
+  make_standby($primary_c, 'standby_c', "shared_preload_libraries = ''\n");
+ok($started_c, 'c: the standby without the library starts');
+is($standby_c->safe_psql('postgres', 'SHOW shared_preload_libraries'),
+	'', 'c: the standby does not preload snowflake');
+catch_up($primary_c, $standby_c, 'c, without the library');
+is($standby_c->safe_psql('postgres', 'SELECT count(*) FROM t'),
+	$before_c, 'c: the standby replays WAL without mark records');
+check_clock_offset($primary_c, $standby_c, 'c');
+
+# New IDs on the primary: a mark record goes to WAL before them.
+my $log_offset_c = -s $standby_c->logfile;
+$primary_c->safe_psql('postgres',
+	'INSERT INTO t (payload) SELECT 2001 FROM generate_series(1, 1000)');
+$primary_c->safe_psql('postgres',
+	'INSERT INTO t (id, payload) SELECT id, 2002 FROM snowflake_nextval_batch(3000) AS id');
+my $rows_c = $primary_c->safe_psql('postgres', 'SELECT count(*) FROM t');
+
+$standby_c->wait_for_log(qr/resource manager with ID 128 not registered/,
+	$log_offset_c);
+ok( $standby_c->log_contains(
+		qr/FATAL:  resource manager with ID 128 not registered/, $log_offset_c),
+	'c: replay stops with FATAL "resource manager with ID 128 not registered"');
+ok( $standby_c->log_contains(
+		qr/HINT:  Include the extension module that implements this resource manager in shared_preload_libraries\./,
+		$log_offset_c),
+	'c: with the hint to add the module to shared_preload_libraries');
+
+# The standby does not carry on without the mark: the whole server stops.
+my $pidfile = $standby_c->data_dir . '/postmaster.pid';
+my $deadline = time + 60;
+sleep(0.2) while -e $pidfile && time < $deadline;
+ok(!-e $pidfile, 'c: the standby\'s postmaster exited');
+ok( $standby_c->log_contains(
+		qr/startup process \(PID \d+\) exited with exit code 1/, $log_offset_c),
+	'c: the log shows the startup process failed');
+ok( $standby_c->log_contains(
+		qr/shutting down due to startup process failure/, $log_offset_c),
+	'c: the log shows the standby shut down because of it');
+unlike(
+	slurp_file($standby_c->logfile, $log_offset_c),
+	qr/PANIC|server process \(PID \d+\) was terminated by signal/,
+	'c: no PANIC, no process killed by a signal');
+# tell the framework the node is down
+ok(!$standby_c->stop('fast', fail_ok => 1), 'c: there is no standby server left to stop');
+
+# With the library it resumes where replay stopped.
+$standby_c->append_conf('postgresql.conf', "shared_preload_libraries = 'snowflake'\n");
+$log_offset_c = -s $standby_c->logfile;
+$standby_c->start;
+$primary_c->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (2003)') for 1 .. 5;
+$rows_c = $primary_c->safe_psql('postgres', 'SELECT count(*) FROM t');
+catch_up($primary_c, $standby_c, 'c, with the library');
+ok(!$standby_c->log_contains(qr/not registered/, $log_offset_c),
+	'c: with the library, replay passes the mark records');
+is($standby_c->safe_psql('postgres', 'SELECT count(*) FROM t'),
+	$rows_c, 'c: the standby caught up: same row count as the primary');
+is( $primary_c->safe_psql('postgres', 'SELECT sum(hashtext(id::text || n::text || payload::text)) FROM t'),
+	$standby_c->safe_psql('postgres', 'SELECT sum(hashtext(id::text || n::text || payload::text)) FROM t'),
+	'c: and the same rows');
+check_refuses_in_recovery($standby_c, 'c');
+
+$primary_c->stop;
+promote_and_check($standby_c, 'c', $rows_c);
+$standby_c->stop;
+
+done_testing();
