@@ -1,0 +1,625 @@
+# The wall clock moving backwards under a running server.
+#
+# libfaketime is preloaded into the postmaster only (so the backends see the
+# faked clock, while psql and pgbench keep the real one).  Its offset is read
+# from a file on every clock read (FAKETIME_NO_CACHE), so rewriting the file
+# steps the server's CLOCK_REALTIME at once, the way an NTP step does.
+# FAKETIME_DONT_FAKE_MONOTONIC keeps CLOCK_MONOTONIC real, as a real step
+# would; the last part fakes the monotonic clock too.
+#
+# Two limits of this set-up.  (1) A statement that sleeps with pg_sleep()
+# absorbs a backward step (pg_sleep waits until the wall clock reaches its
+# end time), so the generating sessions here are spread over time by CPU
+# work instead.  (2) PostgreSQL 15's postmaster forks background workers from
+# signal handlers that interrupt select(), around which libfaketime stops
+# faking; such children, the snowflake mark worker among them, read the real
+# clock.  Here that only keeps the durable mark further ahead.
+#
+# What is checked:
+#  (a) steps within snowflake.max_clock_lead are absorbed: no failure, no
+#      wait, no duplicate, IDs strictly increase within each session, one
+#      WARNING per step and the step counters in snowflake_stats;
+#  (b) a step beyond the lead but within lead + wait: the call waits for
+#      about (step - lead), then succeeds above every earlier ID;
+#  (c) a step beyond lead + wait: SQLSTATE 58000 with the documented message,
+#      no row, a refusal counted; after the clock is back, generation resumes
+#      above the earlier IDs;
+#  (d) max_clock_lead = 0: a small step makes a call wait for about the step;
+#  (e) a waiting call answers query cancel and pg_terminate_backend promptly,
+#      and shows as wait event type Extension;
+#  (f) with the monotonic clock faked as well, waits stay bounded (a second
+#      step during a wait stretches the budget by at most that step) and
+#      nothing repeats.
+#
+# No raw ID or wall-clock value is compared with a constant: only relations
+# between IDs, counters, error codes and loose bounds on durations.
+
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
+plan skip_all => "libfaketime is not installed ($libfaketime)"
+  unless -f $libfaketime;
+
+my $shard   = 11;
+my $timeout = 180;
+
+my $node = PostgreSQL::Test::Cluster->new('clock_steps');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'snowflake'
+snowflake.shard_id = $shard
+max_connections = 30
+log_statement = none
+include_if_exists = 'snowflake_clock.conf'
+});
+
+# The faked clock: an offset in seconds, rewritten atomically (rename), so
+# that every write is exactly one step of the server's clock.
+my $clock_file = $node->basedir . '/faketime.rc';
+
+sub set_clock_ms
+{
+	my ($offset_ms) = @_;
+	my $text = $offset_ms == 0 ? '+0' : sprintf('%+.3f', $offset_ms / 1000);
+	my $tmp  = "$clock_file.tmp";
+	open my $fh, '>', $tmp or die "could not write $tmp: $!";
+	print $fh "$text\n";
+	close $fh or die "could not close $tmp: $!";
+	rename $tmp, $clock_file or die "could not rename $tmp: $!";
+	return;
+}
+
+# Starts the node with libfaketime preloaded into the postmaster only.
+sub start_faked
+{
+	my (%opts) = @_;
+	local $ENV{LD_PRELOAD}              = $libfaketime;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
+	local $ENV{FAKETIME_NO_CACHE}       = '1';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	delete $ENV{FAKETIME_DONT_FAKE_MONOTONIC} if $opts{fake_monotonic};
+	$node->start;
+	return;
+}
+
+# Writes max_clock_lead / max_clock_wait (ms); reloads a running node and
+# waits until new sessions see the values.
+sub clock_settings
+{
+	my ($lead_ms, $wait_ms, $running) = @_;
+	my $file = $node->data_dir . '/snowflake_clock.conf';
+	open my $fh, '>', $file or die "could not write $file: $!";
+	print $fh "snowflake.max_clock_lead = '${lead_ms}ms'\n"
+	  . "snowflake.max_clock_wait = '${wait_ms}ms'\n";
+	close $fh;
+	return unless $running;
+	$node->reload;
+	ok( $node->poll_query_until(
+			'postgres', q{
+			SELECT string_agg(setting, ',' ORDER BY name) FROM pg_settings
+			WHERE name IN ('snowflake.max_clock_lead', 'snowflake.max_clock_wait')},
+			"$lead_ms,$wait_ms"),
+		"settings reloaded: max_clock_lead = $lead_ms ms, max_clock_wait = $wait_ms ms"
+	);
+	return;
+}
+
+my @stat_cols = qw(ids_issued clock_steps_back largest_step_back_ms waits
+  wait_time_ms refusals mark_writes inline_mark_writes);
+
+# This shard's counters (zeros when it has no row yet).
+sub stats
+{
+	my $cols = join(', ', map { "coalesce(max($_), 0)" } @stat_cols);
+	my @v = split /\|/,
+	  $node->safe_psql('postgres',
+		"SELECT $cols FROM snowflake_stats WHERE shard_id = $shard");
+	my %h;
+	@h{@stat_cols} = @v;
+	return \%h;
+}
+
+# Runs $sql in a new psql session; returns (exit code, stdout, stderr, seconds).
+sub timed_psql
+{
+	my ($sql) = @_;
+	my $t0 = time;
+	my ($ret, $out, $err) = $node->psql('postgres', $sql, timeout => $timeout);
+	return ($ret, $out, $err, time - $t0);
+}
+
+# The WARNINGs about backward steps logged since $offset, as step sizes.
+sub warned_steps
+{
+	my ($offset) = @_;
+	my $log = slurp_file($node->logfile, $offset);
+	return ($log =~ /WARNING:  the system clock moved backwards by (\d+) ms/g);
+}
+
+# Checks that each warned step matches the step that was made (the reported
+# size is the distance from the previous clock reading, so it can be a
+# little smaller than the step, never larger).
+sub check_warned_steps
+{
+	my ($what, $offset, @steps) = @_;
+	my @warned = warned_steps($offset);
+	is(scalar @warned, scalar @steps,
+		"$what: exactly one WARNING per backward step (@steps ms)");
+	for my $i (0 .. $#steps)
+	{
+		my $w = $warned[$i] // -1;
+		ok($w >= $steps[$i] - 100 && $w <= $steps[$i] + 1,
+			"$what: WARNING $i reports the step of $steps[$i] ms (reported $w ms)");
+	}
+	return;
+}
+
+# Checks that the smallest new ID ($newsql) is above the largest old one.
+sub all_above
+{
+	my ($what, $newsql, $oldsql) = @_;
+	is( $node->safe_psql(
+			'postgres', "SELECT ($newsql) > ($oldsql)"),
+		't', $what);
+	return;
+}
+
+set_clock_ms(0);
+clock_settings(1000, 5000, 0);
+start_faked();
+
+# First, make sure the faked clock really moves the server's clock.
+{
+	my $real_ms = sub { int(time * 1000) };
+	my $q = q{SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint};
+	my $delta = sub {
+		my $before = $real_ms->();
+		my $server = $node->safe_psql('postgres', $q);
+		my $after  = $real_ms->();
+		return $server - ($before + $after) / 2;
+	};
+	ok(abs($delta->()) < 500, 'offset +0: server clock agrees with the real clock');
+	set_clock_ms(-2000);
+	my $d = $delta->();
+	ok($d < -1500 && $d > -2500,
+		"offset -2 s: server clock is about 2 s behind (measured ${d} ms)");
+	set_clock_ms(-500);
+	$d = $delta->();
+	ok($d < -300 && $d > -700,
+		"offset -0.5 s: fractional offsets work (measured ${d} ms)");
+	set_clock_ms(0);
+	ok(abs($delta->()) < 500, 'offset +0 again: server clock back to real time');
+}
+
+$node->safe_psql(
+	'postgres', q{
+	CREATE EXTENSION snowflake;
+	CREATE TABLE t (
+		id bigint PRIMARY KEY DEFAULT snowflake_nextval(),
+		payload int,
+		inserted_at timestamptz DEFAULT clock_timestamp(),
+		n bigserial);
+	-- no primary key: duplicates are counted, not refused
+	CREATE UNLOGGED TABLE s (n int, id bigint);
+	-- returns n after some CPU work: spreads a batch over time.  (Not
+	-- pg_sleep: it sleeps until the wall clock reaches its end time, so a
+	-- backward step during the sleep would be absorbed by the sleep and
+	-- never be seen by the generator.)
+	CREATE FUNCTION burn(n int, k int) RETURNS int
+	LANGUAGE plpgsql VOLATILE AS $$
+	DECLARE x int := 0;
+	BEGIN
+		FOR i IN 1..k LOOP x := x + 1; END LOOP;
+		RETURN n;
+	END $$;
+});
+
+###########################################################################
+# (a) Small backward steps, within max_clock_lead (1 s), under load.
+###########################################################################
+
+# (a1) pgbench: several clients insert single rows while the clock steps
+# back by 100, 300, 800, 100 and 300 ms (cumulative offsets, so each write
+# is a step backwards; each sleep lets the clock catch up with the IDs).
+$node->safe_psql('postgres', 'SELECT snowflake_stats_reset()');
+my $log_offset = -s $node->logfile;
+my $script     = $node->basedir . '/insert_t.sql';
+append_to_file($script, "INSERT INTO t (payload) VALUES (:client_id);\n");
+my ($pb_out, $pb_err) = ('', '');
+my $pgbench = IPC::Run::start(
+	[
+		'pgbench', '--no-vacuum', '--client=4', '--jobs=2', '--time=8',
+		"--file=$script", '--host=' . $node->host, '--port=' . $node->port,
+		'postgres'
+	],
+	'>', \$pb_out, '2>', \$pb_err,
+	IPC::Run::timeout($timeout));
+
+ok($node->poll_query_until('postgres', 'SELECT count(*) > 500 FROM t'),
+	'a1: pgbench is inserting');
+
+my @a1_steps  = (100, 300, 800, 100, 300);
+my $offset_ms = 0;
+foreach my $step (@a1_steps)
+{
+	sleep(1.0);
+	$offset_ms -= $step;
+	set_clock_ms($offset_ms);
+}
+my $rows_after_last_step = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
+sleep(0.5);
+ok( $node->safe_psql('postgres', "SELECT count(*) > $rows_after_last_step FROM t") eq 't',
+	'a1: pgbench was still inserting after the last step');
+
+$pgbench->finish;
+is($? >> 8, 0, 'a1: pgbench exited successfully');
+like($pb_out, qr/number of failed transactions: 0 \(0\.000%\)/,
+	'a1: pgbench reports zero failed transactions');
+unlike($pb_out . $pb_err, qr/ERROR|aborted/, 'a1: no client saw an error');
+is(scalar(() = $pb_err =~ /WARNING:  the system clock moved backwards by/g),
+	scalar @a1_steps, 'a1: each step was reported to exactly one client');
+
+is( $node->safe_psql('postgres', 'SELECT count(DISTINCT id) = count(*) FROM t'),
+	't', 'a1: no duplicate IDs');
+is($node->safe_psql('postgres', 'SELECT count(DISTINCT payload) FROM t'),
+	4, 'a1: every client inserted rows');
+# Each client's inserts ran one after the other, so in n order its IDs must
+# strictly increase (across clients n and id are drawn at different moments).
+is( $node->safe_psql(
+		'postgres', q{
+	SELECT count(*) FROM (
+		SELECT id, lag(id) OVER (PARTITION BY payload ORDER BY n) AS prev FROM t) x
+	WHERE id <= prev}),
+	0,
+	'a1: within each client, IDs strictly increase');
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM t WHERE snowflake_shard_id(id) <> $shard"),
+	0, "a1: every ID carries shard $shard");
+
+my $st = stats();
+is($st->{clock_steps_back}, scalar @a1_steps,
+	'a1: snowflake_stats counts each backward step once');
+ok( $st->{largest_step_back_ms} >= 700 && $st->{largest_step_back_ms} <= 801,
+	"a1: largest_step_back_ms is the 800 ms step ($st->{largest_step_back_ms})");
+is($st->{waits},    0, 'a1: steps within the lead made no call wait');
+is($st->{refusals}, 0, 'a1: no call was refused');
+check_warned_steps('a1', $log_offset, @a1_steps);
+
+# (a2) One session generates 200000 IDs in one statement, spread over a few
+# seconds by CPU work, while the clock steps back by 100, 300 and 800 ms: in
+# generation order (n) the IDs must strictly increase.  The CPU work per
+# row is calibrated so that the batch lasts 3 s or more (the steps end at
+# about 2 s).
+my $burn_k = 400;
+foreach my $attempt (1 .. 6)
+{
+	my $c0 = time;
+	$node->safe_psql('postgres',
+		"SELECT count(burn(n, $burn_k)) FROM generate_series(1, 20000) n");
+	last if (time - $c0) * 10 >= 3.0;
+	$burn_k *= 2;
+}
+note "a2: burn() iterations per row: $burn_k";
+$st         = stats();
+$log_offset = -s $node->logfile;
+my ($b_in, $b_out, $b_err) = ('', '', '');
+my $batch = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
+	'<', \$b_in, '>', \$b_out, '2>', \$b_err,
+	IPC::Run::timeout($timeout));
+$b_in .= qq{
+SET max_parallel_workers_per_gather = 0;
+\\echo batch-started
+INSERT INTO s (n, id)
+	SELECT burn(n, $burn_k), snowflake_nextval() FROM generate_series(1, 200000) n;
+\\echo batch-finished
+};
+ok( pump_until($batch, IPC::Run::timeout($timeout), \$b_out, qr/batch-started/),
+	'a2: batch session started');
+my @a2_steps = (100, 300, 800);
+foreach my $step (@a2_steps)
+{
+	sleep(0.6);
+	$offset_ms -= $step;
+	set_clock_ms($offset_ms);
+}
+sleep(0.1);
+$batch->pump_nb;
+unlike($b_out, qr/batch-finished/, 'a2: the batch was still running after the last step');
+$b_in .= "\\q\n";
+$batch->finish;
+is($? >> 8, 0, 'a2: batch session succeeded');
+unlike($b_err, qr/ERROR/, 'a2: no error in the batch session');
+
+is( $node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM s'),
+	'200000|200000', 'a2: 200000 distinct IDs');
+is( $node->safe_psql(
+		'postgres', q{
+	SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM s) x
+	WHERE id <= prev}),
+	0,
+	'a2: in generation order, every ID is greater than the one before');
+my $st2 = stats();
+is($st2->{clock_steps_back} - $st->{clock_steps_back},
+	scalar @a2_steps, 'a2: each backward step counted once');
+is($st2->{waits} - $st->{waits}, 0, 'a2: no call waited');
+check_warned_steps('a2', $log_offset, @a2_steps);
+
+# back to the real time (a forward step, which is not a warning)
+$offset_ms = 0;
+set_clock_ms(0);
+
+###########################################################################
+# (b) A step beyond the lead but within lead + wait: lead 1 s, wait 5 s,
+#     step back 3 s.  The next call waits about 2 s, then succeeds.
+###########################################################################
+
+$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
+$st         = stats();
+$log_offset = -s $node->logfile;
+set_clock_ms(-3000);
+my ($ret, $out, $err, $elapsed) =
+  timed_psql('INSERT INTO t (payload) VALUES (-2) RETURNING id');
+is($ret, 0, 'b: the call after a 3 s step succeeds');
+like($out, qr/^\d+$/, 'b: it returned an ID');
+all_above('b: the new ID is greater than every earlier ID',
+	"SELECT min(id) FROM t WHERE payload = -2",
+	"SELECT max(id) FROM t WHERE payload <> -2");
+ok($elapsed > 1.0 && $elapsed < 5.0,
+	sprintf('b: the call waited about step - lead (%.2f s, expected 1 .. 5 s)', $elapsed));
+$st2 = stats();
+ok($st2->{waits} > $st->{waits}, 'b: snowflake_stats.waits increased');
+ok( $st2->{wait_time_ms} - $st->{wait_time_ms} > 1000
+	  && $st2->{wait_time_ms} - $st->{wait_time_ms} < 5000,
+	'b: snowflake_stats.wait_time_ms grew by about the wait');
+is($st2->{refusals} - $st->{refusals}, 0, 'b: no refusal');
+like($err, qr/WARNING:  the system clock moved backwards by \d+ ms/,
+	'b: the calling session got the WARNING');
+check_warned_steps('b', $log_offset, 3000);
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT snowflake_timestamp(id) <= clock_timestamp() + interval '1 second' FROM t WHERE payload = -2}),
+	't',
+	'b: the new ID runs ahead of the (stepped) clock by at most max_clock_lead');
+set_clock_ms(0);
+
+###########################################################################
+# (c) A step beyond lead + wait: wait 1 s, step back 30 s.  The call fails
+#     with SQLSTATE 58000 after about 1 s and inserts nothing.
+###########################################################################
+
+clock_settings(1000, 1000, 1);
+$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
+my $rows_before = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
+$st         = stats();
+$log_offset = -s $node->logfile;
+set_clock_ms(-30000);
+($ret, $out, $err, $elapsed) = timed_psql(
+	"\\set VERBOSITY verbose\nINSERT INTO t (payload) VALUES (-3) RETURNING id");
+isnt($ret, 0, 'c: the call after a 30 s step fails');
+like(
+	$err,
+	qr/ERROR:  58000: could not generate a snowflake ID: the clock moved backwards by \d+ ms/,
+	'c: SQLSTATE 58000 and "the clock moved backwards by N ms"');
+my ($moved) = $err =~ /ERROR:  58000: [^\n]*moved backwards by (\d+) ms/;
+ok(defined $moved && $moved > 25000 && $moved <= 30001,
+	'c: the error reports the size of the step (' . ($moved // 'none') . ' ms)');
+like(
+	$err,
+	qr/DETAIL:  [^\n]*snowflake\.max_clock_lead \(1000 ms\)[^\n]*snowflake\.max_clock_wait \(1000 ms\)/,
+	'c: the detail names snowflake.max_clock_lead and snowflake.max_clock_wait');
+ok($elapsed >= 0.9 && $elapsed < 5.0,
+	sprintf('c: the call failed after waiting max_clock_wait (%.2f s)', $elapsed));
+is($node->safe_psql('postgres', 'SELECT count(*) FROM t'),
+	$rows_before, 'c: no row was inserted');
+$st2 = stats();
+is($st2->{refusals} - $st->{refusals}, 1, 'c: snowflake_stats.refusals increased by one');
+check_warned_steps('c', $log_offset, 30000);
+
+set_clock_ms(0);
+($ret, $out, $err) = timed_psql('INSERT INTO t (payload) VALUES (-4) RETURNING id');
+is($ret, 0, 'c: with the clock restored, generation works again');
+all_above('c: and continues above every earlier ID',
+	"SELECT min(id) FROM t WHERE payload = -4",
+	"SELECT max(id) FROM t WHERE payload <> -4");
+
+###########################################################################
+# (d) max_clock_lead = 0 (classic generator): a 200 ms step makes the next
+#     call wait about 200 ms, then IDs continue to increase.
+###########################################################################
+
+clock_settings(0, 5000, 1);
+my $bg = $node->background_psql('postgres', on_error_stop => 1);
+# the step WARNING goes to the log only, keeping stderr clean for query_safe
+$bg->query_safe('SET client_min_messages = error');
+$bg->query_safe('SET max_parallel_workers_per_gather = 0');
+$bg->query_safe('SELECT snowflake_nextval() FROM generate_series(1, 10)');
+$st = stats();
+my $d_prev = $bg->query_safe('SELECT snowflake_nextval()');
+set_clock_ms(-200);
+my $d_res = $bg->query_safe(
+	q{SELECT id, round(extract(epoch FROM b - a) * 1000)::int FROM (
+		SELECT clock_timestamp() AS a, snowflake_nextval() AS id,
+		       clock_timestamp() AS b OFFSET 0) x});
+my ($d_id, $d_ms) = split /\|/, $d_res;
+ok($d_id > $d_prev, 'd: the ID after the step is greater than the one before');
+ok($d_ms >= 100 && $d_ms < 1000,
+	"d: with max_clock_lead = 0 the call waited about the step ($d_ms ms)");
+$bg->query_safe(
+	'CREATE TEMP TABLE d AS SELECT n, snowflake_nextval() AS id FROM generate_series(1, 20000) n');
+is( $bg->query_safe(
+		qq{SELECT count(*) FILTER (WHERE id <= prev), bool_and(id > $d_id) FROM (
+			SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM d) x}),
+	'0|t',
+	'd: the following 20000 IDs keep increasing');
+$bg->quit;
+$st2 = stats();
+ok($st2->{waits} > $st->{waits}, 'd: snowflake_stats.waits increased');
+is($st2->{refusals} - $st->{refusals}, 0, 'd: no refusal');
+set_clock_ms(0);
+
+###########################################################################
+# (e) A waiting call answers query cancel and pg_terminate_backend.
+###########################################################################
+
+clock_settings(1000, 60000, 1);
+$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
+set_clock_ms(-30000);
+
+# Starts a psql running one snowflake_nextval() call as $appname.
+sub start_waiter
+{
+	my ($appname) = @_;
+	my %w = (out => '', err => '');
+	$w{run} = IPC::Run::start(
+		[
+			'psql', '-XAtq', '-d',
+			$node->connstr('postgres') . " application_name=$appname",
+			'-c', 'SELECT snowflake_nextval()'
+		],
+		'>', \$w{out}, '2>', \$w{err},
+		IPC::Run::timeout($timeout));
+	ok( $node->poll_query_until(
+			'postgres', qq{
+			SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity
+			WHERE application_name = '$appname' AND state = 'active'},
+			'Extension:Extension'),
+		"e: $appname waits for the clock with wait event type Extension");
+	$w{pid} = $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE application_name = '$appname'");
+	return \%w;
+}
+
+my $w  = start_waiter('waiter');
+my $t0 = time;
+is($node->safe_psql('postgres', "SELECT pg_cancel_backend($w->{pid})"),
+	't', 'e: sent query cancel');
+$w->{run}->finish;
+my $cancel_s = time - $t0;
+isnt($? >> 8, 0, 'e: the cancelled call failed');
+like($w->{err}, qr/ERROR:  canceling statement due to user request/,
+	'e: with "canceling statement due to user request"');
+ok($cancel_s < 2.0, sprintf('e: promptly (%.2f s after the cancel)', $cancel_s));
+is($w->{out}, '', 'e: the cancelled call returned no ID');
+
+$w  = start_waiter('victim');
+$t0 = time;
+is($node->safe_psql('postgres', "SELECT pg_terminate_backend($w->{pid})"),
+	't', 'e: sent pg_terminate_backend');
+$w->{run}->finish;
+my $term_s = time - $t0;
+like($w->{err}, qr/terminating connection due to administrator command/,
+	'e: the waiting backend was terminated');
+ok($term_s < 2.0, sprintf('e: promptly (%.2f s after the terminate)', $term_s));
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $w->{pid}"),
+	'e: the terminated backend is gone');
+
+set_clock_ms(0);
+($ret, $out, $err) = timed_psql('INSERT INTO t (payload) VALUES (-5) RETURNING id');
+is($ret, 0, 'e: with the clock restored, generation works');
+all_above('e: above every earlier ID',
+	"SELECT min(id) FROM t WHERE payload = -5",
+	"SELECT max(id) FROM t WHERE payload <> -5");
+
+###########################################################################
+# (f) The monotonic clock faked too (steps move CLOCK_MONOTONIC as well,
+#     unlike a real NTP step): waits stay bounded and nothing repeats.
+###########################################################################
+
+$node->stop;
+clock_settings(1000, 5000, 0);
+start_faked(fake_monotonic => 1);
+
+$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
+set_clock_ms(-3000);
+($ret, $out, $err, $elapsed) =
+  timed_psql('INSERT INTO t (payload) VALUES (-7) RETURNING id');
+is($ret, 0, 'f: monotonic faked: the call after a 3 s step succeeds');
+ok($elapsed > 1.0 && $elapsed < 5.0,
+	sprintf('f: monotonic faked: it waited about step - lead (%.2f s)', $elapsed));
+all_above('f: monotonic faked: the new ID is greater than every earlier ID',
+	"SELECT min(id) FROM t WHERE payload = -7",
+	"SELECT max(id) FROM t WHERE payload <> -7");
+set_clock_ms(0);
+
+clock_settings(1000, 1000, 1);
+$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
+set_clock_ms(-30000);
+($ret, $out, $err, $elapsed) = timed_psql(
+	"\\set VERBOSITY verbose\nINSERT INTO t (payload) VALUES (-8) RETURNING id");
+isnt($ret, 0, 'f: monotonic faked: the call after a 30 s step fails');
+like($err, qr/ERROR:  58000: could not generate a snowflake ID/,
+	'f: monotonic faked: with SQLSTATE 58000');
+ok($elapsed >= 0.9 && $elapsed < 5.0,
+	sprintf('f: monotonic faked: after waiting max_clock_wait (%.2f s)', $elapsed));
+set_clock_ms(0);
+
+# A second backward step while a call is already waiting: the monotonic
+# clock the wait is measured with jumps back too, so the budget stretches by
+# that step (a real NTP step leaves CLOCK_MONOTONIC alone).  The call must
+# still end, by succeeding or with the 58000 error, and never repeat an ID.
+clock_settings(1000, 5000, 1);
+$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
+set_clock_ms(-3000);
+my %m = (out => '', err => '');
+$t0 = time;
+$m{run} = IPC::Run::start(
+	[
+		'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c',
+		'INSERT INTO t (payload) VALUES (-10) RETURNING id'
+	],
+	'>', \$m{out}, '2>', \$m{err},
+	IPC::Run::timeout($timeout));
+sleep(0.7);
+set_clock_ms(-6000);
+$m{run}->finish;
+my $m_rc = $? >> 8;
+$elapsed = time - $t0;
+ok($elapsed < 9.5,
+	sprintf('f: monotonic faked, second step during the wait: the call ended (%.2f s)',
+		$elapsed));
+if ($m_rc == 0)
+{
+	all_above('f: second step during the wait: the call succeeded above every earlier ID',
+		"SELECT min(id) FROM t WHERE payload = -10",
+		"SELECT max(id) FROM t WHERE payload <> -10");
+}
+else
+{
+	like($m{err}, qr/could not generate a snowflake ID/,
+		'f: second step during the wait: the call failed with the clock error');
+}
+set_clock_ms(0);
+
+($ret, $out, $err) = timed_psql(
+	'INSERT INTO t (payload) SELECT -9 FROM generate_series(1, 1000) RETURNING id');
+is($ret, 0, 'f: monotonic faked: generation works with the clock restored');
+all_above('f: monotonic faked: above every earlier ID',
+	"SELECT min(id) FROM t WHERE payload = -9",
+	"SELECT max(id) FROM t WHERE payload <> -9");
+
+# Over the whole run: no ID was issued twice, and rows inserted one session
+# at a time (negative payloads) increase in insertion order.
+is( $node->safe_psql('postgres',
+		'SELECT count(*) = count(DISTINCT id) FROM (SELECT id FROM t UNION ALL SELECT id FROM s) u'),
+	't', 'no ID appears twice across all tables');
+is( $node->safe_psql(
+		'postgres', q{
+	SELECT count(*) FROM (
+		SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM t WHERE payload < 0) x
+	WHERE id <= prev}),
+	0,
+	'single-session inserts increase in insertion order across all clock steps');
+
+$node->stop;
+done_testing();
