@@ -6,9 +6,13 @@ OBJS       = src/core.o src/statefile.o src/settings.o src/state.o src/snowflake
 DATA       = $(wildcard sql/snowflake--*.sql)
 PGFILEDESC = "snowflake - Snowflake ID generator"
 
-PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-register -Wno-unused-parameter \
-              -Wno-missing-field-initializers -fno-exceptions
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CONFIG ?= pg_config
+
+# -Wall -Wextra for our code; PostgreSQL's own headers are included as system
+# headers (-isystem) so that their warnings under C++ (unused parameters in
+# inline functions, "register") do not drown ours.
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -fno-exceptions
+PG_CPPFLAGS = -I$(srcdir)/src -isystem $(shell $(PG_CONFIG) --includedir-server)
 
 # pg_regress runs on a temporary instance that preloads the library.
 REGRESS      = setup decode nextval shards ranges text stats settings
@@ -21,7 +25,6 @@ PROVE_TESTS ?= test/t/*.pl
 EXTRA_CLEAN = tmp_check_regress tmp_check results regression.diffs \
               regression.out test/unit/core_test
 
-PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 

@@ -45,7 +45,7 @@ static SfShardList *sf_shard_list = NULL;
 
 /* A shard ID must fit the shard field; -1 means "not set". */
 static bool
-sf_check_shard_id(int *newval, void **extra, GucSource source)
+sf_check_shard_id(int *newval, void **, GucSource)
 {
 	int64		max = sf_layout.max_shard_id();
 
@@ -57,7 +57,7 @@ sf_check_shard_id(int *newval, void **extra, GucSource source)
 }
 
 static bool
-sf_check_epoch(char **newval, void **extra, GucSource source)
+sf_check_epoch(char **newval, void **, GucSource)
 {
 	int64		ms;
 
@@ -77,7 +77,7 @@ sf_check_epoch(char **newval, void **extra, GucSource source)
 
 /* Parses snowflake.shard_ids into an SfShardList. */
 static bool
-sf_check_shard_ids(char **newval, void **extra, GucSource source)
+sf_check_shard_ids(char **newval, void **extra, GucSource)
 {
 	int64		max = sf_layout.max_shard_id();
 	int			count = 0;
@@ -117,7 +117,7 @@ sf_check_shard_ids(char **newval, void **extra, GucSource source)
 }
 
 static void
-sf_assign_shard_ids(const char *newval, void *extra)
+sf_assign_shard_ids(const char *, void *extra)
 {
 	sf_shard_list = (SfShardList *) extra;
 }

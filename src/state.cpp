@@ -629,7 +629,7 @@ sf_keep_mark_ahead(uint64 *seen_issued, int64 *active_until)
 }
 
 extern "C" void
-snowflake_mark_worker_main(Datum arg)
+snowflake_mark_worker_main(Datum)
 {
 	uint64		seen_issued = 0;
 	int64		active_until = 0;
