@@ -41,9 +41,11 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use Time::HiRes qw(time sleep);
 
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
 plan skip_all => "libfaketime is not installed ($libfaketime)"
   unless -f $libfaketime;
 
@@ -60,57 +62,6 @@ max_connections = 30
 log_statement = none
 include_if_exists = 'snowflake_clock.conf'
 });
-
-# The faked clock: an offset in seconds, rewritten atomically (rename), so
-# that every write is exactly one step of the server's clock.
-my $clock_file = $node->basedir . '/faketime.rc';
-
-sub set_clock_ms
-{
-	my ($offset_ms) = @_;
-	my $text = $offset_ms == 0 ? '+0' : sprintf('%+.3f', $offset_ms / 1000);
-	my $tmp  = "$clock_file.tmp";
-	open my $fh, '>', $tmp or die "could not write $tmp: $!";
-	print $fh "$text\n";
-	close $fh or die "could not close $tmp: $!";
-	rename $tmp, $clock_file or die "could not rename $tmp: $!";
-	return;
-}
-
-# Starts the node with libfaketime preloaded into the postmaster only.
-sub start_faked
-{
-	my (%opts) = @_;
-	local $ENV{LD_PRELOAD}              = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
-	local $ENV{FAKETIME_NO_CACHE}       = '1';
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	delete $ENV{FAKETIME_DONT_FAKE_MONOTONIC} if $opts{fake_monotonic};
-	$node->start;
-	return;
-}
-
-# Writes max_clock_lead / max_clock_wait (ms); reloads a running node and
-# waits until new sessions see the values.
-sub clock_settings
-{
-	my ($lead_ms, $wait_ms, $running) = @_;
-	my $file = $node->data_dir . '/snowflake_clock.conf';
-	open my $fh, '>', $file or die "could not write $file: $!";
-	print $fh "snowflake.max_clock_lead = '${lead_ms}ms'\n"
-	  . "snowflake.max_clock_wait = '${wait_ms}ms'\n";
-	close $fh;
-	return unless $running;
-	$node->reload;
-	ok( $node->poll_query_until(
-			'postgres', q{
-			SELECT string_agg(setting, ',' ORDER BY name) FROM pg_settings
-			WHERE name IN ('snowflake.max_clock_lead', 'snowflake.max_clock_wait')},
-			"$lead_ms,$wait_ms"),
-		"settings reloaded: max_clock_lead = $lead_ms ms, max_clock_wait = $wait_ms ms"
-	);
-	return;
-}
 
 my @stat_cols = qw(ids_issued clock_steps_back largest_step_back_ms waits
   wait_time_ms refusals mark_writes inline_mark_writes);
@@ -172,9 +123,9 @@ sub all_above
 	return;
 }
 
-set_clock_ms(0);
-clock_settings(1000, 5000, 0);
-start_faked();
+set_clock_ms($node, 0);
+clock_settings($node, 1000, 5000, 0);
+start_faked($node);
 
 # First, make sure the faked clock really moves the server's clock.
 {
@@ -187,15 +138,15 @@ start_faked();
 		return $server - ($before + $after) / 2;
 	};
 	ok(abs($delta->()) < 500, 'offset +0: server clock agrees with the real clock');
-	set_clock_ms(-2000);
+	set_clock_ms($node, -2000);
 	my $d = $delta->();
 	ok($d < -1500 && $d > -2500,
 		"offset -2 s: server clock is about 2 s behind (measured ${d} ms)");
-	set_clock_ms(-500);
+	set_clock_ms($node, -500);
 	$d = $delta->();
 	ok($d < -300 && $d > -700,
 		"offset -0.5 s: fractional offsets work (measured ${d} ms)");
-	set_clock_ms(0);
+	set_clock_ms($node, 0);
 	ok(abs($delta->()) < 500, 'offset +0 again: server clock back to real time');
 }
 
@@ -252,7 +203,7 @@ foreach my $step (@a1_steps)
 {
 	sleep(1.0);
 	$offset_ms -= $step;
-	set_clock_ms($offset_ms);
+	set_clock_ms($node, $offset_ms);
 }
 my $rows_after_last_step = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
 sleep(0.5);
@@ -329,7 +280,7 @@ foreach my $step (@a2_steps)
 {
 	sleep(0.6);
 	$offset_ms -= $step;
-	set_clock_ms($offset_ms);
+	set_clock_ms($node, $offset_ms);
 }
 sleep(0.1);
 $batch->pump_nb;
@@ -355,7 +306,7 @@ check_warned_steps('a2', $log_offset, @a2_steps);
 
 # back to the real time (a forward step, which is not a warning)
 $offset_ms = 0;
-set_clock_ms(0);
+set_clock_ms($node, 0);
 
 ###########################################################################
 # (b) A step beyond the lead but within lead + wait: lead 1 s, wait 5 s,
@@ -365,7 +316,7 @@ set_clock_ms(0);
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
 $st         = stats();
 $log_offset = -s $node->logfile;
-set_clock_ms(-3000);
+set_clock_ms($node, -3000);
 my ($ret, $out, $err, $elapsed) =
   timed_psql('INSERT INTO t (payload) VALUES (-2) RETURNING id');
 is($ret, 0, 'b: the call after a 3 s step succeeds');
@@ -389,19 +340,19 @@ is( $node->safe_psql(
 		q{SELECT snowflake_timestamp(id) <= clock_timestamp() + interval '1 second' FROM t WHERE payload = -2}),
 	't',
 	'b: the new ID runs ahead of the (stepped) clock by at most max_clock_lead');
-set_clock_ms(0);
+set_clock_ms($node, 0);
 
 ###########################################################################
 # (c) A step beyond lead + wait: wait 1 s, step back 30 s.  The call fails
 #     with SQLSTATE 58000 after about 1 s and inserts nothing.
 ###########################################################################
 
-clock_settings(1000, 1000, 1);
+clock_settings($node, 1000, 1000, 1);
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
 my $rows_before = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
 $st         = stats();
 $log_offset = -s $node->logfile;
-set_clock_ms(-30000);
+set_clock_ms($node, -30000);
 ($ret, $out, $err, $elapsed) = timed_psql(
 	"\\set VERBOSITY verbose\nINSERT INTO t (payload) VALUES (-3) RETURNING id");
 isnt($ret, 0, 'c: the call after a 30 s step fails');
@@ -424,7 +375,7 @@ $st2 = stats();
 is($st2->{refusals} - $st->{refusals}, 1, 'c: snowflake_stats.refusals increased by one');
 check_warned_steps('c', $log_offset, 30000);
 
-set_clock_ms(0);
+set_clock_ms($node, 0);
 ($ret, $out, $err) = timed_psql('INSERT INTO t (payload) VALUES (-4) RETURNING id');
 is($ret, 0, 'c: with the clock restored, generation works again');
 all_above('c: and continues above every earlier ID',
@@ -436,7 +387,7 @@ all_above('c: and continues above every earlier ID',
 #     call wait about 200 ms, then IDs continue to increase.
 ###########################################################################
 
-clock_settings(0, 5000, 1);
+clock_settings($node, 0, 5000, 1);
 my $bg = $node->background_psql('postgres', on_error_stop => 1);
 # the step WARNING goes to the log only, keeping stderr clean for query_safe
 $bg->query_safe('SET client_min_messages = error');
@@ -444,7 +395,7 @@ $bg->query_safe('SET max_parallel_workers_per_gather = 0');
 $bg->query_safe('SELECT snowflake_nextval() FROM generate_series(1, 10)');
 $st = stats();
 my $d_prev = $bg->query_safe('SELECT snowflake_nextval()');
-set_clock_ms(-200);
+set_clock_ms($node, -200);
 my $d_res = $bg->query_safe(
 	q{SELECT id, round(extract(epoch FROM b - a) * 1000)::int FROM (
 		SELECT clock_timestamp() AS a, snowflake_nextval() AS id,
@@ -464,15 +415,15 @@ $bg->quit;
 $st2 = stats();
 ok($st2->{waits} > $st->{waits}, 'd: snowflake_stats.waits increased');
 is($st2->{refusals} - $st->{refusals}, 0, 'd: no refusal');
-set_clock_ms(0);
+set_clock_ms($node, 0);
 
 ###########################################################################
 # (e) A waiting call answers query cancel and pg_terminate_backend.
 ###########################################################################
 
-clock_settings(1000, 60000, 1);
+clock_settings($node, 1000, 60000, 1);
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
-set_clock_ms(-30000);
+set_clock_ms($node, -30000);
 
 # Starts a psql running one snowflake_nextval() call as $appname.
 sub start_waiter
@@ -524,7 +475,7 @@ ok( $node->poll_query_until(
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $w->{pid}"),
 	'e: the terminated backend is gone');
 
-set_clock_ms(0);
+set_clock_ms($node, 0);
 ($ret, $out, $err) = timed_psql('INSERT INTO t (payload) VALUES (-5) RETURNING id');
 is($ret, 0, 'e: with the clock restored, generation works');
 all_above('e: above every earlier ID',
@@ -537,11 +488,11 @@ all_above('e: above every earlier ID',
 ###########################################################################
 
 $node->stop;
-clock_settings(1000, 5000, 0);
-start_faked(fake_monotonic => 1);
+clock_settings($node, 1000, 5000, 0);
+start_faked($node, fake_monotonic => 1);
 
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
-set_clock_ms(-3000);
+set_clock_ms($node, -3000);
 ($ret, $out, $err, $elapsed) =
   timed_psql('INSERT INTO t (payload) VALUES (-7) RETURNING id');
 is($ret, 0, 'f: monotonic faked: the call after a 3 s step succeeds');
@@ -550,11 +501,11 @@ ok($elapsed > 1.0 && $elapsed < 5.0,
 all_above('f: monotonic faked: the new ID is greater than every earlier ID',
 	"SELECT min(id) FROM t WHERE payload = -7",
 	"SELECT max(id) FROM t WHERE payload <> -7");
-set_clock_ms(0);
+set_clock_ms($node, 0);
 
-clock_settings(1000, 1000, 1);
+clock_settings($node, 1000, 1000, 1);
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
-set_clock_ms(-30000);
+set_clock_ms($node, -30000);
 ($ret, $out, $err, $elapsed) = timed_psql(
 	"\\set VERBOSITY verbose\nINSERT INTO t (payload) VALUES (-8) RETURNING id");
 isnt($ret, 0, 'f: monotonic faked: the call after a 30 s step fails');
@@ -562,15 +513,15 @@ like($err, qr/ERROR:  58000: could not generate a snowflake ID/,
 	'f: monotonic faked: with SQLSTATE 58000');
 ok($elapsed >= 0.9 && $elapsed < 5.0,
 	sprintf('f: monotonic faked: after waiting max_clock_wait (%.2f s)', $elapsed));
-set_clock_ms(0);
+set_clock_ms($node, 0);
 
 # A second backward step while a call is already waiting: the monotonic
 # clock the wait is measured with jumps back too, so the budget stretches by
 # that step (a real NTP step leaves CLOCK_MONOTONIC alone).  The call must
 # still end, by succeeding or with the 58000 error, and never repeat an ID.
-clock_settings(1000, 5000, 1);
+clock_settings($node, 1000, 5000, 1);
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
-set_clock_ms(-3000);
+set_clock_ms($node, -3000);
 my %m = (out => '', err => '');
 $t0 = time;
 $m{run} = IPC::Run::start(
@@ -581,7 +532,7 @@ $m{run} = IPC::Run::start(
 	'>', \$m{out}, '2>', \$m{err},
 	IPC::Run::timeout($timeout));
 sleep(0.7);
-set_clock_ms(-6000);
+set_clock_ms($node, -6000);
 $m{run}->finish;
 my $m_rc = $? >> 8;
 $elapsed = time - $t0;
@@ -599,7 +550,7 @@ else
 	like($m{err}, qr/could not generate a snowflake ID/,
 		'f: second step during the wait: the call failed with the clock error');
 }
-set_clock_ms(0);
+set_clock_ms($node, 0);
 
 ($ret, $out, $err) = timed_psql(
 	'INSERT INTO t (payload) SELECT -9 FROM generate_series(1, 1000) RETURNING id');

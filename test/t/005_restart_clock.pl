@@ -41,9 +41,11 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use Time::HiRes qw(time sleep usleep);
 
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
 plan skip_all => "libfaketime is not installed ($libfaketime)"
   unless -f $libfaketime;
 
@@ -64,54 +66,6 @@ log_statement = none
 include_if_exists = 'snowflake_clock.conf'
 });
 
-my $clock_file = $node->basedir . '/faketime.rc';
-
-# Sets the server's clock offset; each call is one atomic step.
-sub set_clock_ms
-{
-	my ($offset_ms) = @_;
-	my $text = $offset_ms == 0 ? '+0' : sprintf('%+.3f', $offset_ms / 1000);
-	my $tmp  = "$clock_file.tmp";
-	open my $fh, '>', $tmp or die "could not write $tmp: $!";
-	print $fh "$text\n";
-	close $fh or die "could not close $tmp: $!";
-	rename $tmp, $clock_file or die "could not rename $tmp: $!";
-	return;
-}
-
-# Starts the node with libfaketime preloaded into the postmaster only.
-sub start_faked
-{
-	my (%opts) = @_;
-	local $ENV{LD_PRELOAD}              = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
-	local $ENV{FAKETIME_NO_CACHE}       = '1';
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	delete $ENV{FAKETIME_DONT_FAKE_MONOTONIC} if $opts{fake_monotonic};
-	$node->start;
-	return;
-}
-
-# Writes max_clock_lead / max_clock_wait (ms); reloads a running node.
-sub clock_settings
-{
-	my ($lead_ms, $wait_ms, $running) = @_;
-	my $file = $node->data_dir . '/snowflake_clock.conf';
-	open my $fh, '>', $file or die "could not write $file: $!";
-	print $fh "snowflake.max_clock_lead = '${lead_ms}ms'\n"
-	  . "snowflake.max_clock_wait = '${wait_ms}ms'\n";
-	close $fh;
-	return unless $running;
-	$node->reload;
-	ok( $node->poll_query_until(
-			'postgres', q{
-			SELECT string_agg(setting, ',' ORDER BY name) FROM pg_settings
-			WHERE name IN ('snowflake.max_clock_lead', 'snowflake.max_clock_wait')},
-			"$lead_ms,$wait_ms"),
-		"settings reloaded: max_clock_lead = $lead_ms ms, max_clock_wait = $wait_ms ms"
-	);
-	return;
-}
 
 my @stat_cols = qw(ids_issued waits wait_time_ms refusals mark_writes
   inline_mark_writes);
@@ -220,9 +174,9 @@ sub start_pgbench
 	return \%pb;
 }
 
-set_clock_ms(0);
-clock_settings(1000, 5000, 0);
-start_faked();
+set_clock_ms($node, 0);
+clock_settings($node, 1000, 5000, 0);
+start_faked($node);
 
 $node->safe_psql(
 	'postgres', q{
@@ -285,8 +239,8 @@ like($mark_text // '', qr/^mark_unix_ms \d+$/m, 'a: it holds a mark_unix_ms line
 like($mark_text // '', qr/^format 1$/m, 'a: and a format line');
 is($mark, $last_ms, 'a: the clean stop lowered the mark to the last timestamp used');
 
-set_clock_ms(-3000);
-start_faked();
+set_clock_ms($node, -3000);
+start_faked($node);
 my $gap = time - $t_phase1;
 my ($ret, $out, $err, $elapsed) =
   timed_psql('INSERT INTO ids (phase) VALUES (2) RETURNING id');
@@ -323,7 +277,7 @@ check_increasing('a', 2);
 #     3 s: every new ID is above every committed ID.
 ###########################################################################
 
-set_clock_ms(0);
+set_clock_ms($node, 0);
 my $pb = start_pgbench(3, 60);
 ok($node->poll_query_until('postgres', 'SELECT count(*) > 2000 FROM ids WHERE phase = 3'),
 	'b: pgbench is inserting');
@@ -333,9 +287,9 @@ $pb->{run}->finish;
 note "pgbench after the crash: exit code " . ($? >> 8);
 unlike($pb->{out} . $pb->{err}, qr/duplicate key/, 'b: pgbench saw no duplicate key');
 
-set_clock_ms(-3000);
+set_clock_ms($node, -3000);
 my $log_offset = -s $node->logfile;
-start_faked();
+start_faked($node);
 ok( $node->log_contains(
 		qr/database system was not properly shut down; automatic recovery in progress/,
 		$log_offset),
@@ -358,15 +312,15 @@ check_per_client('b: the crashed pgbench run', 3);
 #     restored generation continues above the old IDs.
 ###########################################################################
 
-set_clock_ms(0);
+set_clock_ms($node, 0);
 $node->safe_psql('postgres',
 	'INSERT INTO ids (phase) SELECT 5 FROM generate_series(1, 1000)');
 check_above('c: before the stop', 5, max_id('phase < 5'));
 my $old_max = max_id('true');
 $node->stop('fast');
-clock_settings(1000, 2000, 0);
-set_clock_ms(-60000);
-start_faked();
+clock_settings($node, 1000, 2000, 0);
+set_clock_ms($node, -60000);
+start_faked($node);
 
 ($ret, $out, $err, $elapsed) = timed_psql(
 	"\\set VERBOSITY verbose\nINSERT INTO ids (phase) VALUES (6) RETURNING id");
@@ -400,7 +354,7 @@ is( $node->safe_psql('postgres',
 is($node->safe_psql('postgres', 'SELECT count(*) FROM ids WHERE phase = 6'),
 	0, 'c: no row was inserted');
 
-set_clock_ms(0);
+set_clock_ms($node, 0);
 ($ret, $out, $err, $elapsed) = timed_psql(
 	'INSERT INTO ids (phase) SELECT 6 FROM generate_series(1, 1000)');
 is($ret, 0, 'c: with the clock restored, generation works');
@@ -416,7 +370,7 @@ is( $node->safe_psql('postgres',
 #     increase, above what the killed backend had issued.
 ###########################################################################
 
-clock_settings(1000, 5000, 1);
+clock_settings($node, 1000, 5000, 1);
 
 sub postmaster_pid
 {
@@ -469,7 +423,7 @@ ok( $node->poll_query_until(
 my $victim_pid = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE application_name = 'victim'");
 
-set_clock_ms(-2000);
+set_clock_ms($node, -2000);
 sleep(0.3);
 my $pm_pid = postmaster_pid();
 $log_offset = -s $node->logfile;
@@ -499,12 +453,12 @@ check_increasing('d', 9);
 #     crash restart with the clock 3 s back never repeat or decrease an ID.
 ###########################################################################
 
-set_clock_ms(0);
+set_clock_ms($node, 0);
 $node->safe_psql('postgres', 'INSERT INTO ids (phase) VALUES (10)');
 my $max10 = max_id('true');
 $node->stop('fast');
-set_clock_ms(-3000);
-start_faked(fake_monotonic => 1);
+set_clock_ms($node, -3000);
+start_faked($node, fake_monotonic => 1);
 ($ret, $out, $err, $elapsed) = timed_psql(
 	'INSERT INTO ids (phase) SELECT 11 FROM generate_series(1, 1000)');
 is($ret, 0, 'e: monotonic faked: generation after a clean restart 3 s back works');
@@ -519,7 +473,7 @@ $pb = start_pgbench(12, 5);
 ok($node->poll_query_until('postgres', 'SELECT count(*) > 500 FROM ids WHERE phase = 12'),
 	'e: pgbench is inserting');
 sleep(1.0);
-set_clock_ms(-5500);    # 2.5 s further back: beyond the lead, within the wait
+set_clock_ms($node, -5500);    # 2.5 s further back: beyond the lead, within the wait
 $pb->{run}->finish;
 is($? >> 8, 0, 'e: monotonic faked: pgbench across a 2.5 s step succeeded');
 like($pb->{out}, qr/number of failed transactions: 0 \(0\.000%\)/,
@@ -532,13 +486,13 @@ check_per_client('e: monotonic faked', 12);
 
 # Crash with the clock back at the real time (see the note on the mark
 # worker at the top), restart 3 s in the past.
-set_clock_ms(0);
+set_clock_ms($node, 0);
 $node->safe_psql('postgres',
 	'INSERT INTO ids (phase) SELECT 13 FROM generate_series(1, 1000)');
 my $max12 = max_id('true');
 $node->stop('immediate');
-set_clock_ms(-3000);
-start_faked(fake_monotonic => 1);
+set_clock_ms($node, -3000);
+start_faked($node, fake_monotonic => 1);
 ($ret, $out, $err, $elapsed) = timed_psql(
 	'INSERT INTO ids (phase) SELECT 14 FROM generate_series(1, 1000)');
 is($ret, 0, 'e: monotonic faked: generation after a crash, clock 3 s back, works');

@@ -31,9 +31,12 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use Time::HiRes qw(time sleep);
 
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
 plan skip_all => "libfaketime is not installed ($libfaketime)"
   unless -f $libfaketime;
 
@@ -54,20 +57,10 @@ snowflake.shard_id = $shard
 max_connections = 20
 log_statement = none
 });
-	my $clock_file = $node->basedir . '/faketime.rc';
-	open my $fh, '>', $clock_file or die "could not write $clock_file: $!";
-	print $fh "+$ahead_s\n";
-	close $fh or die "could not close $clock_file: $!";
-
 	# libfaketime goes into this postmaster (and so into its children) only:
 	# psql, pgbench and the standbys keep the real clock.
-	{
-		local $ENV{LD_PRELOAD}                   = $libfaketime;
-		local $ENV{FAKETIME_TIMESTAMP_FILE}      = $clock_file;
-		local $ENV{FAKETIME_NO_CACHE}            = '1';
-		local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-		$node->start;
-	}
+	set_clock_ms($node, $ahead_s * 1000);
+	start_faked($node);
 	return $node;
 }
 
@@ -361,13 +354,7 @@ my $before_c = $primary_c->safe_psql('postgres', 'SELECT count(*) FROM t');
 # and the standby's start are free of mark records and the standby reaches
 # hot standby (and replays some rows) before the first one arrives.
 $primary_c->stop;
-{
-	local $ENV{LD_PRELOAD}                   = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE}      = $primary_c->basedir . '/faketime.rc';
-	local $ENV{FAKETIME_NO_CACHE}            = '1';
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	$primary_c->start;
-}
+start_faked($primary_c);
 my ($standby_c, $started_c) =
   make_standby($primary_c, 'standby_c', "shared_preload_libraries = ''\n");
 ok($started_c, 'c: the standby without the library starts');

@@ -1,0 +1,83 @@
+# SnowflakeTest.pm
+#	Helpers shared by the TAP tests that move a server's clock: libfaketime
+#	preloaded into one postmaster only, its clock offset, and the reloadable
+#	clock settings.
+#
+#	use FindBin;
+#	use lib "$FindBin::RealBin/../perl";
+#	use SnowflakeTest;
+
+package SnowflakeTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use Test::More;
+
+our @EXPORT = qw($libfaketime set_clock_ms start_faked clock_settings);
+
+# Debian's faketime package; tests skip themselves when it is missing.
+our $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
+
+# The faked clock of a node: an offset from the real time in its base dir.
+sub clock_file
+{
+	my ($node) = @_;
+	return $node->basedir . '/faketime.rc';
+}
+
+# Sets a node's clock offset in milliseconds.  The file is replaced
+# atomically (rename), so that every call is exactly one step of the clock.
+sub set_clock_ms
+{
+	my ($node, $offset_ms) = @_;
+	my $file = clock_file($node);
+	my $text = $offset_ms == 0 ? '+0' : sprintf('%+.3f', $offset_ms / 1000);
+	my $tmp  = "$file.tmp";
+	open my $fh, '>', $tmp or die "could not write $tmp: $!";
+	print $fh "$text\n";
+	close $fh or die "could not close $tmp: $!";
+	rename $tmp, $file or die "could not rename $tmp: $!";
+	return;
+}
+
+# Starts a node with libfaketime preloaded into its postmaster (and so its
+# children) only: psql, pgbench and other nodes keep the real clock.  Only
+# the wall clock is faked, as an NTP step would, unless fake_monotonic => 1.
+sub start_faked
+{
+	my ($node, %opts) = @_;
+	set_clock_ms($node, 0) unless -f clock_file($node);
+	local $ENV{LD_PRELOAD}                   = $libfaketime;
+	local $ENV{FAKETIME_TIMESTAMP_FILE}      = clock_file($node);
+	local $ENV{FAKETIME_NO_CACHE}            = '1';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	delete $ENV{FAKETIME_DONT_FAKE_MONOTONIC} if $opts{fake_monotonic};
+	$node->start;
+	return;
+}
+
+# Writes snowflake.max_clock_lead / max_clock_wait (ms) into the node's
+# snowflake_clock.conf (which its postgresql.conf must include); when the
+# node is running, reloads it and waits until new sessions see the values.
+sub clock_settings
+{
+	my ($node, $lead_ms, $wait_ms, $running) = @_;
+	my $file = $node->data_dir . '/snowflake_clock.conf';
+	open my $fh, '>', $file or die "could not write $file: $!";
+	print $fh "snowflake.max_clock_lead = '${lead_ms}ms'\n"
+	  . "snowflake.max_clock_wait = '${wait_ms}ms'\n";
+	close $fh or die "could not close $file: $!";
+	return unless $running;
+	$node->reload;
+	ok( $node->poll_query_until(
+			'postgres', q{
+			SELECT string_agg(setting, ',' ORDER BY name) FROM pg_settings
+			WHERE name IN ('snowflake.max_clock_lead', 'snowflake.max_clock_wait')},
+			"$lead_ms,$wait_ms"),
+		"settings reloaded: max_clock_lead = $lead_ms ms, max_clock_wait = $wait_ms ms");
+	return;
+}
+
+1;
