@@ -1,7 +1,7 @@
 # SnowflakeTest.pm
 #	Helpers shared by the TAP tests that move a server's clock: libfaketime
-#	preloaded into one postmaster only, its clock offset, and the reloadable
-#	clock settings.
+#	preloaded into one postmaster only, its clock offset, the reloadable
+#	clock settings, and one shard's counters.
 #
 #	use FindBin;
 #	use lib "$FindBin::RealBin/../perl";
@@ -15,7 +15,7 @@ use warnings;
 use Exporter 'import';
 use Test::More;
 
-our @EXPORT = qw($libfaketime set_clock_ms start_faked clock_settings);
+our @EXPORT = qw($libfaketime set_clock_ms start_faked clock_settings shard_stats);
 
 # Debian's faketime package; tests skip themselves when it is missing.
 our $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
@@ -78,6 +78,24 @@ sub clock_settings
 			"$lead_ms,$wait_ms"),
 		"settings reloaded: max_clock_lead = $lead_ms ms, max_clock_wait = $wait_ms ms");
 	return;
+}
+
+# The numeric counters of snowflake_stats.
+my @stat_cols = qw(ids_issued sequence_exhausted clock_steps_back
+  largest_step_back_ms waits wait_time_ms refusals mark_writes
+  inline_mark_writes);
+
+# One shard's counters as a hash reference (zeros when it has no row yet).
+sub shard_stats
+{
+	my ($node, $shard) = @_;
+	my $cols = join(', ', map { "coalesce(max($_), 0)" } @stat_cols);
+	my @v = split /\|/,
+	  $node->safe_psql('postgres',
+		"SELECT $cols FROM snowflake_stats WHERE shard_id = $shard");
+	my %h;
+	@h{@stat_cols} = @v;
+	return \%h;
 }
 
 1;

@@ -63,21 +63,6 @@ log_statement = none
 include_if_exists = 'snowflake_clock.conf'
 });
 
-my @stat_cols = qw(ids_issued clock_steps_back largest_step_back_ms waits
-  wait_time_ms refusals mark_writes inline_mark_writes);
-
-# This shard's counters (zeros when it has no row yet).
-sub stats
-{
-	my $cols = join(', ', map { "coalesce(max($_), 0)" } @stat_cols);
-	my @v = split /\|/,
-	  $node->safe_psql('postgres',
-		"SELECT $cols FROM snowflake_stats WHERE shard_id = $shard");
-	my %h;
-	@h{@stat_cols} = @v;
-	return \%h;
-}
-
 # Runs $sql in a new psql session; returns (exit code, stdout, stderr, seconds).
 sub timed_psql
 {
@@ -235,7 +220,7 @@ is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM t WHERE snowflake_shard_id(id) <> $shard"),
 	0, "a1: every ID carries shard $shard");
 
-my $st = stats();
+my $st = shard_stats($node, $shard);
 is($st->{clock_steps_back}, scalar @a1_steps,
 	'a1: snowflake_stats counts each backward step once');
 ok( $st->{largest_step_back_ms} >= 700 && $st->{largest_step_back_ms} <= 801,
@@ -259,7 +244,7 @@ foreach my $attempt (1 .. 6)
 	$burn_k *= 2;
 }
 note "a2: burn() iterations per row: $burn_k";
-$st         = stats();
+$st         = shard_stats($node, $shard);
 $log_offset = -s $node->logfile;
 my ($b_in, $b_out, $b_err) = ('', '', '');
 my $batch = IPC::Run::start(
@@ -298,7 +283,7 @@ is( $node->safe_psql(
 	WHERE id <= prev}),
 	0,
 	'a2: in generation order, every ID is greater than the one before');
-my $st2 = stats();
+my $st2 = shard_stats($node, $shard);
 is($st2->{clock_steps_back} - $st->{clock_steps_back},
 	scalar @a2_steps, 'a2: each backward step counted once');
 is($st2->{waits} - $st->{waits}, 0, 'a2: no call waited');
@@ -314,7 +299,7 @@ set_clock_ms($node, 0);
 ###########################################################################
 
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
-$st         = stats();
+$st         = shard_stats($node, $shard);
 $log_offset = -s $node->logfile;
 set_clock_ms($node, -3000);
 my ($ret, $out, $err, $elapsed) =
@@ -326,7 +311,7 @@ all_above('b: the new ID is greater than every earlier ID',
 	"SELECT max(id) FROM t WHERE payload <> -2");
 ok($elapsed > 1.0 && $elapsed < 5.0,
 	sprintf('b: the call waited about step - lead (%.2f s, expected 1 .. 5 s)', $elapsed));
-$st2 = stats();
+$st2 = shard_stats($node, $shard);
 ok($st2->{waits} > $st->{waits}, 'b: snowflake_stats.waits increased');
 ok( $st2->{wait_time_ms} - $st->{wait_time_ms} > 1000
 	  && $st2->{wait_time_ms} - $st->{wait_time_ms} < 5000,
@@ -350,7 +335,7 @@ set_clock_ms($node, 0);
 clock_settings($node, 1000, 1000, 1);
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
 my $rows_before = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
-$st         = stats();
+$st         = shard_stats($node, $shard);
 $log_offset = -s $node->logfile;
 set_clock_ms($node, -30000);
 ($ret, $out, $err, $elapsed) = timed_psql(
@@ -371,7 +356,7 @@ ok($elapsed >= 0.9 && $elapsed < 5.0,
 	sprintf('c: the call failed after waiting max_clock_wait (%.2f s)', $elapsed));
 is($node->safe_psql('postgres', 'SELECT count(*) FROM t'),
 	$rows_before, 'c: no row was inserted');
-$st2 = stats();
+$st2 = shard_stats($node, $shard);
 is($st2->{refusals} - $st->{refusals}, 1, 'c: snowflake_stats.refusals increased by one');
 check_warned_steps('c', $log_offset, 30000);
 
@@ -393,7 +378,7 @@ my $bg = $node->background_psql('postgres', on_error_stop => 1);
 $bg->query_safe('SET client_min_messages = error');
 $bg->query_safe('SET max_parallel_workers_per_gather = 0');
 $bg->query_safe('SELECT snowflake_nextval() FROM generate_series(1, 10)');
-$st = stats();
+$st = shard_stats($node, $shard);
 my $d_prev = $bg->query_safe('SELECT snowflake_nextval()');
 set_clock_ms($node, -200);
 my $d_res = $bg->query_safe(
@@ -412,7 +397,7 @@ is( $bg->query_safe(
 	'0|t',
 	'd: the following 20000 IDs keep increasing');
 $bg->quit;
-$st2 = stats();
+$st2 = shard_stats($node, $shard);
 ok($st2->{waits} > $st->{waits}, 'd: snowflake_stats.waits increased');
 is($st2->{refusals} - $st->{refusals}, 0, 'd: no refusal');
 set_clock_ms($node, 0);

@@ -67,21 +67,6 @@ include_if_exists = 'snowflake_clock.conf'
 });
 
 
-my @stat_cols = qw(ids_issued waits wait_time_ms refusals mark_writes
-  inline_mark_writes);
-
-# This shard's counters (zeros when it has no row yet).
-sub stats
-{
-	my $cols = join(', ', map { "coalesce(max($_), 0)" } @stat_cols);
-	my @v = split /\|/,
-	  $node->safe_psql('postgres',
-		"SELECT $cols FROM snowflake_stats WHERE shard_id = $shard");
-	my %h;
-	@h{@stat_cols} = @v;
-	return \%h;
-}
-
 # Unix ms of the last timestamp the generator used.
 sub last_used_ms
 {
@@ -209,7 +194,7 @@ $node->safe_psql('postgres',
 );
 my $steady_s  = time - $t0;
 my $t_phase1  = time;
-my $st        = stats();
+my $st        = shard_stats($node, $shard);
 ok($steady_s > 1.5, sprintf('steady: generation took %.1f s', $steady_s));
 is($st->{ids_issued}, 100000, 'steady: ids_issued grew by 100000');
 ok($st->{inline_mark_writes} <= 3,
@@ -256,7 +241,7 @@ is( $node->safe_psql('postgres',
 	'a: and runs ahead of the (set back) clock by at most max_clock_lead');
 ok($elapsed < 6.5,
 	sprintf('a: the call returned within max_clock_wait (%.2f s)', $elapsed));
-$st = stats();
+$st = shard_stats($node, $shard);
 SKIP:
 {
 	# The IDs' last timestamp is about $gap s old; with the clock 3 s back
@@ -343,7 +328,7 @@ ok($elapsed >= 1.5 && $elapsed < 6.0,
 isnt($ret, 0, 'c: a second call fails too');
 like($err, qr/could not generate a snowflake ID/, 'c: with the same error');
 
-$st = stats();
+$st = shard_stats($node, $shard);
 is($st->{ids_issued}, 0, 'c: no ID was issued');
 ok($st->{refusals} >= 2, "c: the refusals were counted ($st->{refusals})");
 is( $node->safe_psql('postgres',
