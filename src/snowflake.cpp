@@ -376,6 +376,17 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 	SRF_RETURN_NEXT(funcctx, Int64GetDatum(batch->next_id++));
 }
 
+/* Errors out for a negative value: no Snowflake ID is negative. */
+static void
+sf_check_id(int64 id)
+{
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("invalid snowflake ID: " INT64_FORMAT, id),
+				 errdetail("Snowflake IDs are never negative.")));
+}
+
 /* Fetches argument 0 as an ID, rejecting negative values. */
 static snowflake::Decoded
 sf_decode_arg(FunctionCallInfo fcinfo)
@@ -383,11 +394,7 @@ sf_decode_arg(FunctionCallInfo fcinfo)
 	int64		id = PG_GETARG_INT64(0);
 
 	sf_require_ready();
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("invalid snowflake ID: " INT64_FORMAT, id),
-				 errdetail("Snowflake IDs are never negative.")));
+	sf_check_id(id);
 	return snowflake::decode(sf_layout, id);
 }
 
@@ -634,11 +641,7 @@ snowflake_to_text(PG_FUNCTION_ARGS)
 	int64		id = PG_GETARG_INT64(0);
 	char		text[snowflake::kTextLength + 1];
 
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("invalid snowflake ID: " INT64_FORMAT, id),
-				 errdetail("Snowflake IDs are never negative.")));
+	sf_check_id(id);
 	snowflake::to_text(id, text);
 	PG_RETURN_TEXT_P(cstring_to_text(text));
 }

@@ -364,6 +364,22 @@ sf_record_layout(void)
 		sf_report_file_error("ID layout", error);
 }
 
+/*
+ * Writes pg_snowflake/mark durably and records it as durable_mark_ms (caller
+ * holds file_lock exclusively).  False with *error filled when it fails.
+ */
+static bool
+sf_write_mark(int64 mark_ms, snowflake::FileError *error)
+{
+	char		record[256];
+	int			len = snowflake::format_mark_record(mark_ms, record, sizeof(record));
+
+	if (len < 0 || !snowflake::write_file_durably(kMarkName, record, (size_t) len, error))
+		return false;
+	sf_shared->durable_mark_ms = mark_ms;
+	return true;
+}
+
 /*---- the mark in WAL ----*/
 
 /*
@@ -393,7 +409,6 @@ sf_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	int64		mark;
-	char		text[256];
 	snowflake::FileError error = {"", "", 0};
 	bool		ok = true;
 
@@ -405,13 +420,7 @@ sf_redo(XLogReaderState *record)
 
 	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
 	if (mark > sf_shared->durable_mark_ms)
-	{
-		int			len = snowflake::format_mark_record(mark, text, sizeof(text));
-
-		ok = len > 0 && snowflake::write_file_durably(kMarkName, text, (size_t) len, &error);
-		if (ok)
-			sf_shared->durable_mark_ms = mark;
-	}
+		ok = sf_write_mark(mark, &error);
 	if (ok && mark - sf_layout.epoch_ms > sf_shared->resume_offset)
 		sf_shared->resume_offset = mark - sf_layout.epoch_ms;
 	LWLockRelease(sf_shared->file_lock);
@@ -481,7 +490,6 @@ sf_raise_reserved(ShardSlot *slot, int64 offset)
 static bool
 sf_move_mark(ShardSlot *slot, int64 wanted, snowflake::FileError *error)
 {
-	char		record[256];
 	bool		ok = true;
 
 	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
@@ -489,13 +497,10 @@ sf_move_mark(ShardSlot *slot, int64 wanted, snowflake::FileError *error)
 	{
 		int64		now = sf_wall_ms() - sf_layout.epoch_ms;
 		int64		target = Max(wanted, now + sf_max_clock_lead + SF_RESERVE_AHEAD_MS);
-		int			len = snowflake::format_mark_record(target + sf_layout.epoch_ms,
-														record, sizeof(record));
 
-		ok = len > 0 && snowflake::write_file_durably(kMarkName, record, (size_t) len, error);
+		ok = sf_write_mark(target + sf_layout.epoch_ms, error);
 		if (ok)
 		{
-			sf_shared->durable_mark_ms = target + sf_layout.epoch_ms;
 			sf_log_mark(sf_shared->durable_mark_ms);
 			pg_atomic_fetch_add_u64(&sf_shared->mark_writes, 1);
 			if (slot != NULL)
@@ -539,7 +544,6 @@ sf_extend_mark(ShardSlot *slot, int64 wanted_offset)
 static void
 sf_settle_mark(void)
 {
-	char		record[256];
 	snowflake::FileError error = {"", "", 0};
 	bool		ok = true;
 	int64		last = -1;
@@ -559,14 +563,7 @@ sf_settle_mark(void)
 	}
 
 	if (last >= 0 && last < sf_durable_offset())
-	{
-		int			len = snowflake::format_mark_record(last + sf_layout.epoch_ms,
-														record, sizeof(record));
-
-		ok = len > 0 && snowflake::write_file_durably(kMarkName, record, (size_t) len, &error);
-		if (ok)
-			sf_shared->durable_mark_ms = last + sf_layout.epoch_ms;
-	}
+		ok = sf_write_mark(last + sf_layout.epoch_ms, &error);
 	LWLockRelease(sf_shared->file_lock);
 
 	if (!ok)
