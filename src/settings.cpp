@@ -75,6 +75,22 @@ sf_check_epoch(char **newval, void **, GucSource)
 	return true;
 }
 
+/*
+ * Memory for a check hook's "extra".  The GUC code frees it: with free() up to
+ * PostgreSQL 15, with guc_free() (a pfree of GUC memory) from 16 on, which
+ * kills the postmaster on a malloc()ed pointer.  guc_malloc(LOG, ...) reports
+ * and returns NULL when out of memory instead of raising an error.
+ */
+static void *
+sf_guc_malloc(size_t size)
+{
+#if PG_VERSION_NUM >= 160000
+	return guc_malloc(LOG, size);
+#else
+	return malloc(size);
+#endif
+}
+
 /* Parses snowflake.shard_ids into an SfShardList. */
 static bool
 sf_check_shard_ids(char **newval, void **extra, GucSource)
@@ -87,8 +103,8 @@ sf_check_shard_ids(char **newval, void **extra, GucSource)
 	problem = snowflake::parse_shard_ranges(*newval ? *newval : "", max, NULL, 0, &count);
 	if (problem == snowflake::RangeProblem::None)
 	{
-		list = (SfShardList *) malloc(offsetof(SfShardList, ranges) +
-									  sizeof(snowflake::ShardRange) * Max(count, 1));
+		list = (SfShardList *) sf_guc_malloc(offsetof(SfShardList, ranges) +
+											 sizeof(snowflake::ShardRange) * Max(count, 1));
 		if (list == NULL)
 		{
 			GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
