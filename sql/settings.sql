@@ -29,3 +29,12 @@ ALTER SYSTEM SET snowflake.epoch = '2999-01-01';
 ALTER SYSTEM SET snowflake.epoch = '1969-12-31';
 ALTER SYSTEM SET snowflake.shard_id = -2;
 ALTER SYSTEM SET snowflake.max_clock_lead = -1;
+
+-- the two widths must leave 38 timestamp bits: each is checked against the
+-- other's running value (12 and 10 here), so a start cannot fail on the sum
+ALTER SYSTEM SET snowflake.shard_bits = 20;
+ALTER SYSTEM SET snowflake.sequence_bits = 16;
+ALTER SYSTEM SET snowflake.shard_bits = 13;
+ALTER SYSTEM SET snowflake.sequence_bits = 15;
+ALTER SYSTEM RESET snowflake.shard_bits;
+ALTER SYSTEM RESET snowflake.sequence_bits;

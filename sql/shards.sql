@@ -16,6 +16,22 @@ SELECT snowflake_nextval(1024);
 SELECT snowflake_nextval(-1);
 SELECT snowflake_nextval(NULL) IS NULL AS null_shard;
 
+-- logical shards are for roles granted EXECUTE (they take server-wide slots);
+-- this server's own shard is for everyone
+CREATE ROLE sf_app;
+SET ROLE sf_app;
+SELECT snowflake_nextval(1);
+SELECT count(*) FROM snowflake_nextval_batch(3, 1);
+SELECT snowflake_nextval() > 0 AS own_shard_ok;
+SELECT count(*) FROM snowflake_nextval_batch(3);
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION snowflake_nextval(integer) TO sf_app;
+SET ROLE sf_app;
+SELECT snowflake_shard_id(snowflake_nextval(1)) AS granted_shard;
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION snowflake_nextval(integer) FROM sf_app;
+DROP ROLE sf_app;
+
 -- a session cannot widen its own set
 SET snowflake.shard_ids = '0-1023';
 ALTER SYSTEM SET snowflake.shard_ids = '5-2';

@@ -38,6 +38,13 @@ LANGUAGE C VOLATILE STRICT PARALLEL SAFE ROWS 1000;
 COMMENT ON FUNCTION snowflake_nextval_batch(integer, integer) IS
 'count (1 .. 10,000,000) distinct, increasing IDs of a logical shard, taken a millisecond''s run per lock acquisition';
 
+-- Logical shards (1.1): only roles granted EXECUTE may generate for them, as
+-- only roles granted USAGE may draw from a sequence.  Each shard takes one of
+-- the server's snowflake.max_shards slots until a restart, and the operator
+-- assigns them (snowflake.shard_ids); see README.md, "Logical shards".
+REVOKE ALL ON FUNCTION snowflake_nextval(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_nextval_batch(integer, integer) FROM PUBLIC;
+
 -- Decoding: IMMUTABLE so that they can serve expression indexes and generated
 -- columns.  The layout they decode with is fixed at server start, and the
 -- extension refuses to run (generation and decoding alike) when it differs

@@ -36,6 +36,15 @@ constexpr int64_t kDefaultEpochMs = INT64_C(1704067200000);
 /* Milliseconds between the Unix epoch and PostgreSQL's (2000-01-01). */
 constexpr int64_t kPostgresEpochUnixMs = INT64_C(946684800000);
 
+/*
+ * The last Unix millisecond a PostgreSQL timestamptz can hold (its END_TIMESTAMP,
+ * 294277-01-01, is exclusive).  Layouts with more than 43 timestamp bits reach
+ * past it: IDs beyond it cannot be decoded to a timestamptz.
+ */
+constexpr int64_t kEndTimestamptzPgUs = INT64_C(9223371331200000000);
+constexpr int64_t kLastTimestamptzUnixMs =
+	(kEndTimestamptzPgUs - 1) / 1000 + kPostgresEpochUnixMs;
+
 /* The bit layout of an ID: sign | timestamp | shard | sequence. */
 struct Layout
 {
@@ -63,6 +72,11 @@ struct Layout
 	constexpr int64_t last_unix_ms() const noexcept
 	{
 		return epoch_ms + max_offset_ms();
+	}
+	/* The last one a timestamptz can also hold: what SQL may see and ask for. */
+	constexpr int64_t last_usable_unix_ms() const noexcept
+	{
+		return last_unix_ms() < kLastTimestamptzUnixMs ? last_unix_ms() : kLastTimestamptzUnixMs;
 	}
 	bool operator==(const Layout &o) const noexcept
 	{

@@ -107,9 +107,12 @@ void		sf_state_init(void);
 void		sf_require_ready(void);
 void		sf_record_layout(void);
 ShardSlot  *sf_slot(int i);
-ShardSlot  *sf_slot_for_shard(int64 shard);
+ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
 void		sf_extend_mark(ShardSlot *slot, int64 wanted_offset);
 int64		sf_wall_ms(void);
+
+/* snowflake.cpp */
+TimestampTz sf_decoded_timestamptz(int64 unix_ms, int64 id);
 
 extern "C" PGDLLEXPORT void snowflake_mark_worker_main(Datum arg);
 

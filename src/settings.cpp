@@ -56,6 +56,70 @@ sf_check_shard_id(int *newval, void **, GucSource)
 	return false;
 }
 
+/*
+ * Outside server start (ALTER SYSTEM, reload), a new field width is checked
+ * against the other width as the server runs now: together they must leave
+ * kMinTimestampBits.  At start both are checked together by
+ * sf_check_layout_settings(), which stops the server if they do not fit.
+ */
+static bool
+sf_check_width(int width, int other, const char *other_name)
+{
+	int			max = snowflake::kIdBits - snowflake::kMinTimestampBits;
+
+	if (process_shared_preload_libraries_in_progress || width + other <= max)
+		return true;
+	GUC_check_errdetail("snowflake.shard_bits + snowflake.sequence_bits must be at most %d, "
+						"and %s is %d.", max, other_name, other);
+	GUC_check_errhint("The sum is checked against the running value of %s: change "
+					  "the widths one restart at a time, and see \"Changing the layout\" "
+					  "in the README first.", other_name);
+	return false;
+}
+
+static bool
+sf_check_shard_bits(int *newval, void **, GucSource)
+{
+	return sf_check_width(*newval, sf_layout.sequence_bits, "snowflake.sequence_bits");
+}
+
+static bool
+sf_check_sequence_bits(int *newval, void **, GucSource)
+{
+	return sf_check_width(*newval, sf_layout.shard_bits, "snowflake.shard_bits");
+}
+
+/*
+ * At server start, a snowflake.* line in the configuration that names no
+ * setting is a misspelling: PostgreSQL would only warn and drop it (the
+ * prefix is reserved), so the server would run without the intended value.
+ * Stop instead, as PostgreSQL does for a misspelled setting of its own.
+ */
+static void
+sf_refuse_unknown_settings(void)
+{
+	struct config_generic **vars;
+	int			n;
+
+#if PG_VERSION_NUM >= 160000
+	vars = get_guc_variables(&n);
+#else
+	vars = get_guc_variables();
+	n = GetNumConfigOptions();
+#endif
+	for (int i = 0; i < n; i++)
+	{
+		if ((vars[i]->flags & GUC_CUSTOM_PLACEHOLDER) &&
+			strncmp(vars[i]->name, "snowflake.", 10) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("unrecognized configuration parameter \"%s\"", vars[i]->name),
+					 errdetail("The snowflake extension has no setting of that name."),
+					 errhint("Fix or remove the line; \"SELECT name FROM pg_settings WHERE "
+							 "name LIKE 'snowflake.%%'\" lists the settings.")));
+	}
+}
+
 static bool
 sf_check_epoch(char **newval, void **, GucSource)
 {
@@ -67,9 +131,21 @@ sf_check_epoch(char **newval, void **, GucSource)
 							"in UTC unless it carries an offset, such as \"2024-01-01 00:00:00+00\".");
 		return false;
 	}
-	if (ms < 0 || ms > sf_wall_ms())
+	if (ms < 0)
 	{
-		GUC_check_errdetail("snowflake.epoch must lie between 1970-01-01 and now.");
+		GUC_check_errdetail("snowflake.epoch must not be earlier than 1970-01-01.");
+		return false;
+	}
+
+	/*
+	 * An epoch in the future is a typo when someone sets it (ALTER SYSTEM),
+	 * but at server start it may as well be the clock that is wrong (a host
+	 * whose clock is not synchronised yet): then the server starts and only
+	 * generation refuses, see sf_check_layout_settings().
+	 */
+	if (ms > sf_wall_ms() && !process_shared_preload_libraries_in_progress)
+	{
+		GUC_check_errdetail("snowflake.epoch must not be in the future.");
 		return false;
 	}
 	return true;
@@ -214,7 +290,7 @@ sf_define_settings(void)
 							snowflake::kMaxShardBits,
 							PGC_POSTMASTER,
 							0,
-							NULL,
+							sf_check_shard_bits,
 							NULL,
 							NULL);
 
@@ -227,7 +303,7 @@ sf_define_settings(void)
 							snowflake::kMaxSequenceBits,
 							PGC_POSTMASTER,
 							0,
-							NULL,
+							sf_check_sequence_bits,
 							NULL,
 							NULL);
 
@@ -311,6 +387,8 @@ sf_define_settings(void)
 							 NULL,
 							 NULL);
 
+	/* only called at server start (see _PG_init) */
+	sf_refuse_unknown_settings();
 	MarkGUCPrefixReserved("snowflake");
 
 	/* only called at server start (see _PG_init) */
@@ -375,21 +453,23 @@ sf_check_layout_settings(void)
 					 errdetail("snowflake.epoch is %s.", epoch)));
 			break;
 		case LayoutProblem::EpochInFuture:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("snowflake.epoch must not be in the future"),
+			/* the clock may be what is wrong: start, and refuse to generate */
+			ereport(WARNING,
+					(errmsg("the system clock reads earlier than snowflake.epoch"),
 					 errdetail("snowflake.epoch is %s and the clock reads %s.", epoch, now_text),
-					 errhint("Choose an epoch in the past, such as the default "
-							 "2024-01-01 00:00:00+00.")));
+					 errhint("snowflake_nextval() refuses until the clock passes the epoch; "
+							 "everything else works. Check the server's time synchronisation, "
+							 "or snowflake.epoch.")));
 			break;
 		case LayoutProblem::Expired:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the snowflake layout has no timestamps left"),
+			ereport(WARNING,
+					(errmsg("the snowflake layout has no timestamps left"),
 					 errdetail("With snowflake.epoch %s and %d timestamp bits, the last "
 							   "representable time is %s; the clock reads %s.",
 							   epoch, sf_layout.timestamp_bits(), last, now_text),
-					 errhint("Choose a later snowflake.epoch or fewer shard or sequence bits.")));
+					 errhint("snowflake_nextval() refuses; everything else works. If the clock "
+							 "is right, choose a later snowflake.epoch or fewer shard or "
+							 "sequence bits (see \"Changing the layout\" in the README).")));
 			break;
 	}
 }

@@ -71,10 +71,30 @@ sf_monotonic_us(void)
 	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* A Unix millisecond time the caller knows to be within timestamptz's range. */
 static TimestampTz
 sf_timestamptz(int64 unix_ms)
 {
 	return (TimestampTz) snowflake::unix_ms_to_pg_us(unix_ms);
+}
+
+/*
+ * The timestamptz of a decoded ID's time, or an error when the time lies
+ * beyond what a timestamptz can hold (possible only with layouts of more than
+ * 43 timestamp bits, and only for IDs far beyond any that can be generated).
+ */
+TimestampTz
+sf_decoded_timestamptz(int64 unix_ms, int64 id)
+{
+	/* IDs are never negative, so unix_ms is at least the epoch (>= 1970) */
+	if (unix_ms > snowflake::kLastTimestamptzUnixMs)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range for snowflake ID " INT64_FORMAT, id),
+				 errdetail("Its timestamp field is " INT64_FORMAT " ms after the epoch, "
+						   "beyond the last time a timestamptz can hold (294276-12-31).",
+						   id >> (sf_layout.shard_bits + sf_layout.sequence_bits))));
+	return sf_timestamptz(unix_ms);
 }
 
 /* Formats a layout offset as a UTC time. */
@@ -178,6 +198,23 @@ sf_warn_step(int64 step_ms, int64 shard)
 			 errhint("Check the server's time synchronisation (NTP, VM migration or resume).")));
 }
 
+/* The refusal while the clock reads earlier than the epoch (now < 0). */
+static void
+sf_fail_before_epoch(int64 now)
+{
+	char		epoch[40], clock[40];
+
+	snowflake::format_utc(sf_layout.epoch_ms, epoch, sizeof(epoch));
+	snowflake::format_utc(sf_layout.epoch_ms + now, clock, sizeof(clock));
+	ereport(ERROR,
+			(errcode(ERRCODE_SYSTEM_ERROR),
+			 errmsg("could not generate a snowflake ID: the clock reads earlier "
+					"than snowflake.epoch"),
+			 errdetail("snowflake.epoch is %s and the clock reads %s.", epoch, clock),
+			 errhint("Check the server's time synchronisation, or snowflake.epoch; "
+					 "generation resumes by itself once the clock passes the epoch.")));
+}
+
 /* Errors out unless a shard ID fits the layout's shard field. */
 static void
 sf_check_shard_range(int64 shard)
@@ -192,14 +229,16 @@ sf_check_shard_range(int64 shard)
 }
 
 /*
- * Checks what every generating call needs, and returns the slot of "shard":
- * the library preloaded and its state sound, not a standby, and a shard
- * this server may generate for.
+ * Checks this server's right to generate for a shard now: not a standby, and
+ * the shard is snowflake.shard_id or one of snowflake.shard_ids.  Called by
+ * every generating call and again before each run a batch reserves, so that
+ * a reload that takes a shard away stops a batch already under way.
+ * "explicit_shard" is false for this server's own shard (snowflake.shard_id),
+ * which the batch captured at its first call: it must still be the same.
  */
-static ShardSlot *
-sf_prepare(int64 shard, bool explicit_shard)
+static void
+sf_check_right(int64 shard, bool explicit_shard)
 {
-	sf_require_ready();
 	if (RecoveryInProgress() && !sf_allow_on_standby)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
@@ -208,7 +247,7 @@ sf_prepare(int64 shard, bool explicit_shard)
 						   "so its IDs would collide with the primary's."),
 				 errhint("Generate IDs on the primary. On a standby that has a shard ID "
 						 "of its own, set snowflake.allow_on_standby = on.")));
-	if (!explicit_shard && shard < 0)
+	if (!explicit_shard && sf_shard_id < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("snowflake.shard_id is not set"),
@@ -218,21 +257,45 @@ sf_prepare(int64 shard, bool explicit_shard)
 						 "server uses and set it, for example: ALTER SYSTEM SET "
 						 "snowflake.shard_id = 1; SELECT pg_reload_conf();",
 						 sf_layout.max_shard_id())));
+	if (!explicit_shard && shard != sf_shard_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake.shard_id changed from " INT64_FORMAT " to %d while a "
+						"batch was generating", shard, sf_shard_id),
+				 errdetail("A reload changed this server's shard; the rest of the batch "
+						   "would carry a shard this server no longer owns."),
+				 errhint("Run the statement again: it will generate for the new shard.")));
+	if (explicit_shard && !sf_shard_allowed(shard))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shard " INT64_FORMAT " is not assigned to this server", shard),
+				 errdetail("This server generates for snowflake.shard_id (%d) and "
+						   "snowflake.shard_ids (\"%s\").", sf_shard_id, sf_shard_ids),
+				 errhint("Add the shard to snowflake.shard_ids in postgresql.conf or with "
+						 "ALTER SYSTEM, then reload. No other server may generate for it.")));
+}
+
+/*
+ * Checks what every generating call needs, and returns the slot of "shard":
+ * the library preloaded and its state sound, and the right to the shard.
+ */
+static ShardSlot *
+sf_prepare(int64 shard, bool explicit_shard)
+{
+	sf_require_ready();
 	if (explicit_shard)
-	{
 		sf_check_shard_range(shard);
-		if (!sf_shard_allowed(shard))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("shard " INT64_FORMAT " is not assigned to this server", shard),
-					 errdetail("This server generates for snowflake.shard_id (%d) and "
-							   "snowflake.shard_ids (\"%s\").", sf_shard_id, sf_shard_ids),
-					 errhint("Add the shard to snowflake.shard_ids in postgresql.conf or with "
-							 "ALTER SYSTEM, then reload. No other server may generate for it.")));
-	}
+	sf_check_right(shard, explicit_shard);
 	if (pg_atomic_read_u32(&sf_shared->layout_recorded) == 0)
+	{
+		int64		now = sf_wall_ms() - sf_layout.epoch_ms;
+
+		/* a mistaken epoch must not be recorded before any ID could be issued */
+		if (now < 0)
+			sf_fail_before_epoch(now);
 		sf_record_layout();
-	return sf_slot_for_shard(shard);
+	}
+	return sf_slot_for_shard(shard, explicit_shard);
 }
 
 /*
@@ -277,11 +340,7 @@ sf_issue(ShardSlot *slot, int64 max_count)
 				break;
 			case Outcome::ClockBeforeEpoch:
 				pg_atomic_fetch_add_u64(&slot->refusals, 1);
-				ereport(ERROR,
-						(errcode(ERRCODE_SYSTEM_ERROR),
-						 errmsg("could not generate a snowflake ID: the clock reads earlier "
-								"than snowflake.epoch"),
-						 errhint("Check the server clock.")));
+				sf_fail_before_epoch(now);
 				break;
 			case Outcome::Exhausted:
 				{
@@ -320,6 +379,8 @@ snowflake_nextval_shard(PG_FUNCTION_ARGS)
 typedef struct SfBatch
 {
 	ShardSlot  *slot;
+	int64		shard;
+	bool		explicit_shard;
 	int64		remaining;		/* IDs still to return, the current run included */
 	int64		next_id;		/* next ID of the current run */
 	int64		run_left;		/* IDs left in the current run */
@@ -356,7 +417,10 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		batch = (SfBatch *) palloc0(sizeof(SfBatch));
 		MemoryContextSwitchTo(old);
 		batch->slot = slot;
+		batch->shard = shard;
+		batch->explicit_shard = explicit_shard;
 		batch->remaining = count;
+		funcctx->max_calls = (uint64) count;
 		funcctx->user_fctx = batch;
 	}
 
@@ -366,7 +430,12 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		SRF_RETURN_DONE(funcctx);
 	if (batch->run_left == 0)
 	{
-		snowflake::Step step = sf_issue(batch->slot, batch->remaining);
+		snowflake::Step step;
+
+		/* the first run was checked by sf_prepare; a reload may since have moved the shard */
+		if ((uint64) batch->remaining < funcctx->max_calls)
+			sf_check_right(batch->shard, batch->explicit_shard);
+		step = sf_issue(batch->slot, batch->remaining);
 
 		batch->next_id = step.id;
 		batch->run_left = step.count;
@@ -401,7 +470,8 @@ sf_decode_arg(FunctionCallInfo fcinfo)
 extern "C" Datum
 snowflake_timestamp(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_TIMESTAMPTZ(sf_timestamptz(sf_decode_arg(fcinfo).unix_ms));
+	PG_RETURN_TIMESTAMPTZ(sf_decoded_timestamptz(sf_decode_arg(fcinfo).unix_ms,
+												 PG_GETARG_INT64(0)));
 }
 
 extern "C" Datum
@@ -435,7 +505,7 @@ snowflake_decode(PG_FUNCTION_ARGS)
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
 
-	values[0] = TimestampTzGetDatum(sf_timestamptz(d.unix_ms));
+	values[0] = TimestampTzGetDatum(sf_decoded_timestamptz(d.unix_ms, PG_GETARG_INT64(0)));
 	values[1] = Int32GetDatum((int32) d.shard);
 	values[2] = Int32GetDatum((int32) d.sequence);
 	PG_RETURN_DATUM(sf_make_record(fcinfo, values, nulls));
@@ -456,7 +526,7 @@ snowflake_layout(PG_FUNCTION_ARGS)
 	values[3] = Int32GetDatum(sf_layout.sequence_bits);
 	values[4] = Int32GetDatum((int32) sf_layout.max_shard_id());
 	values[5] = Int64GetDatum(sf_layout.max_sequence() + 1);
-	values[6] = TimestampTzGetDatum(sf_timestamptz(sf_layout.last_unix_ms()));
+	values[6] = TimestampTzGetDatum(sf_timestamptz(sf_layout.last_usable_unix_ms()));
 	values[7] = Int32GetDatum(sf_shard_id);
 	nulls[7] = sf_shard_id < 0;
 	PG_RETURN_DATUM(sf_make_record(fcinfo, values, nulls));
@@ -586,11 +656,11 @@ sf_offset_arg(FunctionCallInfo fcinfo)
 		int64		pg_ms = ts / 1000 - (ts % 1000 < 0 ? 1 : 0);
 
 		unix_ms = pg_ms + snowflake::kPostgresEpochUnixMs;
-		if (unix_ms >= sf_layout.epoch_ms && unix_ms <= sf_layout.last_unix_ms())
+		if (unix_ms >= sf_layout.epoch_ms && unix_ms <= sf_layout.last_usable_unix_ms())
 			return unix_ms - sf_layout.epoch_ms;
 	}
 	snowflake::format_utc(sf_layout.epoch_ms, first, sizeof(first));
-	snowflake::format_utc(sf_layout.last_unix_ms(), last, sizeof(last));
+	snowflake::format_utc(sf_layout.last_usable_unix_ms(), last, sizeof(last));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 			 errmsg("timestamp out of range for snowflake IDs: \"%s\"", timestamptz_to_str(ts)),

@@ -56,6 +56,8 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 #endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
+static void sf_shmem_exit(int code, Datum arg);
+
 /* Wall-clock Unix milliseconds: what IDs carry. */
 int64
 sf_wall_ms(void)
@@ -218,6 +220,21 @@ sf_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 
+	/* the cluster's modes (group access or not) for pg_snowflake/ and its files */
+	snowflake::set_create_modes(pg_dir_create_mode, pg_file_create_mode);
+	if (!IsUnderPostmaster)
+	{
+		snowflake::FileError error = {"", "", 0};
+
+		if (!snowflake::apply_create_modes(&error))
+		{
+			errno = error.err;
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not %s \"%s\": %m", error.operation, error.path)));
+		}
+	}
+
 	/* read the files before taking any lock */
 	memset(&fresh, 0, sizeof(fresh));
 	fresh.resume_offset = -1;
@@ -247,6 +264,10 @@ sf_shmem_startup(void)
 	}
 	LWLockRelease(AddinShmemInitLock);
 
+	/* the postmaster settles the mark when it exits after a clean shutdown */
+	if (!IsUnderPostmaster)
+		on_shmem_exit(sf_shmem_exit, (Datum) 0);
+
 	if (!found && fresh.refused)
 		ereport(WARNING,
 				(errmsg("%s", fresh.refusal_message),
@@ -259,13 +280,18 @@ sf_shmem_startup(void)
  * The slot of a shard, given one on its first use: resumed above the mark
  * found at start or replayed from WAL, which covers every ID any shard issued
  * before the start or, on a promoted standby, on the old primary.
+ *
+ * The last free slot is kept for snowflake.shard_id while it has none, so
+ * logical shards (snowflake_nextval(shard), which only roles granted EXECUTE
+ * may call) can never take away the slot of this server's own shard.
  */
 ShardSlot *
-sf_slot_for_shard(int64 shard)
+sf_slot_for_shard(int64 shard, bool logical)
 {
 	uint32		n = pg_atomic_read_u32(&sf_index()[shard]);
 	ShardSlot  *slot;
 	int			used;
+	int			limit;
 
 	if (n > 0)
 		return sf_slot((int) n - 1);
@@ -273,7 +299,12 @@ sf_slot_for_shard(int64 shard)
 	LWLockAcquire(sf_shared->assign_lock, LW_EXCLUSIVE);
 	n = pg_atomic_read_u32(&sf_index()[shard]);
 	used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
-	if (n == 0 && used < sf_shared->num_slots)
+	limit = sf_shared->num_slots;
+	if (logical && shard != sf_shard_id && sf_shard_id >= 0 &&
+		sf_shard_id <= sf_layout.max_shard_id() &&
+		pg_atomic_read_u32(&sf_index()[sf_shard_id]) == 0)
+		limit--;
+	if (n == 0 && used < limit)
 	{
 		slot = sf_slot(used);
 		slot->shard_id = (int32) shard;
@@ -299,9 +330,11 @@ sf_slot_for_shard(int64 shard)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many shards: this server has generated IDs for %d shards since it "
-						"started", sf_shared->num_slots),
+						"started", used),
 				 errdetail("Shard " INT64_FORMAT " would need state of its own, and "
-						   "snowflake.max_shards is %d.", shard, sf_max_shards),
+						   "snowflake.max_shards is %d%s.", shard, sf_max_shards,
+						   limit < sf_shared->num_slots ?
+						   " (one of them kept for snowflake.shard_id)" : ""),
 				 errhint("Raise snowflake.max_shards and restart the server.")));
 	return sf_slot((int) n - 1);
 }
@@ -329,11 +362,23 @@ sf_require_ready(void)
 
 /*---- durable files ----*/
 
+/*
+ * The level of a failed write of a state file: an fsync failure PANICs unless
+ * data_sync_retry is on, as PostgreSQL does for its own files (after a failed
+ * fsync the kernel may have dropped the data and a retried fsync can report
+ * success for it); anything else stays at "elevel".
+ */
+static int
+sf_file_error_level(const snowflake::FileError &error, int elevel)
+{
+	return snowflake::is_sync_failure(error) ? data_sync_elevel(elevel) : elevel;
+}
+
 static void
 sf_report_file_error(const char *what, const snowflake::FileError &error)
 {
 	errno = error.err;
-	ereport(ERROR,
+	ereport(sf_file_error_level(error, ERROR),
 			(errcode_for_file_access(),
 			 errmsg("could not record the snowflake %s: could not %s \"%s\": %m",
 					what, error.operation, error.path)));
@@ -537,75 +582,93 @@ sf_extend_mark(ShardSlot *slot, int64 wanted_offset)
 
 /*
  * On a clean shutdown: lower the mark to the last timestamp actually used by
- * any shard, so that a clean restart resumes without waiting.  Each slot's
- * reserved_offset is lowered first, under file_lock, so any later call must
- * write a higher mark again.
+ * any shard, so that a clean restart resumes without waiting.  Runs in the
+ * postmaster as it exits (see sf_shmem_exit), when no other process is left,
+ * so it takes no lock.
  */
 static void
 sf_settle_mark(void)
 {
 	snowflake::FileError error = {"", "", 0};
-	bool		ok = true;
 	int64		last = -1;
-	int			used;
+	int			used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
 
-	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
-	used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
 	for (int i = 0; i < used; i++)
-	{
-		ShardSlot  *slot = sf_slot(i);
+		last = Max(last, sf_slot(i)->gen.last_offset);
+	if (last < 0 || last >= sf_durable_offset() || sf_write_mark(last + sf_layout.epoch_ms, &error))
+		return;
+	errno = error.err;
+	ereport(LOG,
+			(errcode_for_file_access(),
+			 errmsg("could not lower the snowflake high-water mark at shutdown: "
+					"could not %s \"%s\": %m", error.operation, error.path),
+			 errdetail("The higher mark stays in place; the next start may wait up "
+					   "to %d ms for the clock.", SF_RESERVE_AHEAD_MS)));
+}
 
-		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-		if (slot->gen.last_offset < slot->reserved_offset)
-			slot->reserved_offset = slot->gen.last_offset;
-		last = Max(last, slot->gen.last_offset);
-		LWLockRelease(slot->lock);
-	}
+/*
+ * The postmaster's exit: settle the mark if, and only if, the server shut
+ * down cleanly (pg_control says so: a shutdown checkpoint was written after
+ * every backend had exited).  After an immediate stop or a crash the mark
+ * stays where it was, which is always safe.  A worker that is merely
+ * terminated (pg_terminate_backend, kill) never lowers the mark.
+ */
+static void
+sf_shmem_exit(int code, Datum)
+{
+	bool		crc_ok = false;
+	ControlFileData *control;
 
-	if (last >= 0 && last < sf_durable_offset())
-		ok = sf_write_mark(last + sf_layout.epoch_ms, &error);
-	LWLockRelease(sf_shared->file_lock);
-
-	if (!ok)
-	{
-		errno = error.err;
-		ereport(LOG,
-				(errcode_for_file_access(),
-				 errmsg("could not lower the snowflake high-water mark at shutdown: "
-						"could not %s \"%s\": %m", error.operation, error.path),
-				 errdetail("The higher mark stays in place; the next start may wait up "
-						   "to %d ms for the clock.", SF_RESERVE_AHEAD_MS)));
-	}
+	if (code != 0 || sf_shared == NULL || sf_shared->refused)
+		return;
+	control = get_controlfile(".", &crc_ok);
+	if (crc_ok && (control->state == DB_SHUTDOWNED ||
+				   control->state == DB_SHUTDOWNED_IN_RECOVERY))
+		sf_settle_mark();
 }
 
 /*---- the mark worker ----*/
 
-/* Moves the mark ahead when IDs were issued recently and it is running out. */
-static void
-sf_keep_mark_ahead(uint64 *seen_issued, int64 *active_until)
+/*
+ * A number that changes whenever any shard issues an ID: the sum of every
+ * slot's last (timestamp, sequence) position, which strictly increases per
+ * slot.  Unlike the ids_issued counters, snowflake_stats_reset() leaves it
+ * alone, so a reset cannot make the worker think the server is idle.
+ */
+static uint64
+sf_activity(int used, int64 *last, int64 *reserved)
 {
-	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
-	uint64		issued = 0;
-	int64		last = -1;
-	int64		reserved = PG_INT64_MAX;
-	int64		horizon;
-	int			used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
-	snowflake::FileError error = {"", "", 0};
+	uint64		activity = 0;
 
 	for (int i = 0; i < used; i++)
 	{
 		ShardSlot  *slot = sf_slot(i);
 
 		LWLockAcquire(slot->lock, LW_SHARED);
-		issued += slot->gen.issued;
-		last = Max(last, slot->gen.last_offset);
-		reserved = Min(reserved, slot->reserved_offset);
+		activity += ((uint64) slot->gen.last_offset << sf_layout.sequence_bits) +
+			(uint64) slot->gen.last_sequence;
+		*last = Max(*last, slot->gen.last_offset);
+		*reserved = Min(*reserved, slot->reserved_offset);
 		LWLockRelease(slot->lock);
 	}
+	return activity;
+}
 
-	if (issued != *seen_issued)
+/* Moves the mark ahead when IDs were issued recently and it is running out. */
+static void
+sf_keep_mark_ahead(uint64 *seen_activity, int64 *active_until)
+{
+	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
+	int64		last = -1;
+	int64		reserved = PG_INT64_MAX;
+	int64		horizon;
+	int			used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
+	uint64		activity = sf_activity(used, &last, &reserved);
+	snowflake::FileError error = {"", "", 0};
+
+	if (activity != *seen_activity)
 	{
-		*seen_issued = issued;
+		*seen_activity = activity;
 		*active_until = now + SF_WORKER_ACTIVE_MS;
 	}
 	if (used == 0 || now > *active_until)
@@ -617,7 +680,7 @@ sf_keep_mark_ahead(uint64 *seen_issued, int64 *active_until)
 	if (!sf_move_mark(NULL, horizon + SF_RESERVE_AHEAD_MS / 2, &error))
 	{
 		errno = error.err;
-		ereport(WARNING,
+		ereport(sf_file_error_level(error, WARNING),
 				(errcode_for_file_access(),
 				 errmsg("could not move the snowflake high-water mark ahead: could not %s \"%s\": %m",
 						error.operation, error.path),
@@ -625,10 +688,17 @@ sf_keep_mark_ahead(uint64 *seen_issued, int64 *active_until)
 	}
 }
 
+/*
+ * The mark worker.  It connects to no database (like the logical replication
+ * launcher) so that it shows in pg_stat_activity.  On SIGTERM it exits with
+ * code 1, so that the postmaster starts it again a second later unless the
+ * server is shutting down; the mark is settled by the postmaster at a clean
+ * shutdown, never by the worker.
+ */
 extern "C" void
 snowflake_mark_worker_main(Datum)
 {
-	uint64		seen_issued = 0;
+	uint64		seen_activity = 0;
 	int64		active_until = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -637,6 +707,8 @@ snowflake_mark_worker_main(Datum)
 
 	if (sf_shared == NULL || sf_shared->refused)
 		proc_exit(0);			/* nothing to maintain; do not restart */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_activity(STATE_RUNNING, "keeping the snowflake high-water mark ahead");
 
 	for (;;)
 	{
@@ -645,16 +717,13 @@ snowflake_mark_worker_main(Datum)
 		ResetLatch(MyLatch);
 
 		if (ShutdownRequestPending)
-		{
-			sf_settle_mark();
-			proc_exit(0);
-		}
+			proc_exit(1);
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		sf_keep_mark_ahead(&seen_issued, &active_until);
+		sf_keep_mark_ahead(&seen_activity, &active_until);
 	}
 }
 
@@ -665,7 +734,7 @@ sf_register_worker(void)
 	BackgroundWorker worker;
 
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = 1;
 	strlcpy(worker.bgw_library_name, "snowflake", BGW_MAXLEN);

@@ -9,6 +9,8 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +20,9 @@ namespace snowflake
 
 namespace
 {
+
+int			dir_create_mode = S_IRWXU;
+int			file_create_mode = S_IRUSR | S_IWUSR;
 
 bool
 fail(FileError *error, const char *operation, const char *path) noexcept
@@ -47,6 +52,53 @@ fsync_path(const char *path, int flags, FileError *error) noexcept
 }
 
 }								/* namespace */
+
+void
+set_create_modes(int dir_mode, int file_mode) noexcept
+{
+	dir_create_mode = dir_mode;
+	file_create_mode = file_mode;
+}
+
+bool
+apply_create_modes(FileError *error) noexcept
+{
+	static char path[256];
+	DIR		   *dir = opendir(kStateDir);
+	struct dirent *de;
+	struct stat st;
+
+	if (dir == nullptr)
+		return errno == ENOENT ? true : fail(error, "open directory", kStateDir);
+	if (fstat(dirfd(dir), &st) == 0 && (st.st_mode & 07777) != (mode_t) dir_create_mode &&
+		chmod(kStateDir, (mode_t) dir_create_mode) != 0)
+	{
+		fail(error, "change the mode of", kStateDir);
+		closedir(dir);
+		return false;
+	}
+	while ((de = readdir(dir)) != nullptr)
+	{
+		if (snprintf(path, sizeof(path), "%s/%s", kStateDir, de->d_name) >= (int) sizeof(path) ||
+			lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+			(st.st_mode & 07777) == (mode_t) file_create_mode)
+			continue;
+		if (chmod(path, (mode_t) file_create_mode) != 0)
+		{
+			fail(error, "change the mode of", path);
+			closedir(dir);
+			return false;
+		}
+	}
+	closedir(dir);
+	return true;
+}
+
+bool
+is_sync_failure(const FileError &error) noexcept
+{
+	return error.operation != nullptr && std::strcmp(error.operation, "fsync") == 0;
+}
 
 ReadResult
 read_small_file(const char *path, char *buf, size_t buflen, size_t *len,
@@ -113,13 +165,13 @@ write_file_durably(const char *name, const char *data, size_t len,
 
 	if (stat(kStateDir, &st) != 0)
 	{
-		if (mkdir(kStateDir, S_IRWXU) != 0 && errno != EEXIST)
+		if (mkdir(kStateDir, (mode_t) dir_create_mode) != 0 && errno != EEXIST)
 			return fail(error, "create directory", kStateDir);
 		if (!fsync_path(".", O_RDONLY, error))
 			return false;
 	}
 
-	int			fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, S_IRUSR | S_IWUSR);
+	int			fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, (mode_t) file_create_mode);
 
 	if (fd < 0)
 		return fail(error, "open", tmp);

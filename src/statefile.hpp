@@ -43,6 +43,22 @@ enum class ReadResult
 ReadResult read_small_file(const char *path, char *buf, size_t buflen,
 						   size_t *len, FileError *error) noexcept;
 
+/*
+ * The modes new files and kStateDir get: the cluster's own (0600/0700, or
+ * 0640/0750 in a cluster initialised with group access), set once at start.
+ */
+void set_create_modes(int dir_mode, int file_mode) noexcept;
+
+/*
+ * Gives kStateDir and the regular files in it the modes set above, for a
+ * directory made before they were honoured or copied in by hand.  False with
+ * *error filled when a chmod fails; a missing directory is not an error.
+ */
+bool apply_create_modes(FileError *error) noexcept;
+
+/* Whether a failed operation was an fsync: PostgreSQL never retries those. */
+bool is_sync_failure(const FileError &error) noexcept;
+
 /* Atomically and durably replaces kStateDir/name with data. */
 bool write_file_durably(const char *name, const char *data, size_t len,
 						FileError *error) noexcept;
