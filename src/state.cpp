@@ -470,8 +470,23 @@ sf_redo(XLogReaderState *record)
 		sf_shared->resume_offset = mark - sf_layout.epoch_ms;
 	LWLockRelease(sf_shared->file_lock);
 
+	/*
+	 * An error in the startup process stops replay and shuts the server down:
+	 * a standby that carried on without the mark could, once promoted, issue
+	 * IDs the old primary already issued.  Started again, replay resumes from
+	 * the last restartpoint and writes the mark.
+	 */
 	if (!ok)
-		sf_report_file_error("high-water mark replayed from WAL", error);
+	{
+		errno = error.err;
+		ereport(sf_file_error_level(error, ERROR),
+				(errcode_for_file_access(),
+				 errmsg("could not record the snowflake high-water mark replayed from WAL: "
+						"could not %s \"%s\": %m", error.operation, error.path),
+				 errhint("Make pg_snowflake/ in the standby's data directory writable (disk "
+						 "space, permissions) and start the server again: replay continues "
+						 "where it stopped.")));
+	}
 }
 
 static void
