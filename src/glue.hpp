@@ -73,8 +73,12 @@ typedef struct SnowflakeShared
 	/* under file_lock: the mark found at start, raised by WAL replay */
 	int64		resume_offset;	/* layout offset; -1: none */
 
-	/* written by the postmaster at start, read-only afterwards */
-	bool		refused;		/* recorded state differs or is unreadable */
+	/*
+	 * Written by the postmaster at start, or once by WAL replay of a layout
+	 * record that differs from this server's (the message first, then a
+	 * write barrier, then the flag), and never cleared.
+	 */
+	volatile bool refused;		/* recorded state differs or is unreadable */
 	char		refusal_message[128];
 	char		refusal_detail[512];
 

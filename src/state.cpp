@@ -49,6 +49,15 @@ static const char *const kMarkFile = "pg_snowflake/mark";
 #define SF_RMGR_ID RM_EXPERIMENTAL_ID
 #define SF_RMGR_NAME "snowflake"
 #define XLOG_SNOWFLAKE_MARK 0x10
+#define XLOG_SNOWFLAKE_LAYOUT 0x20
+
+/* The payload of a layout record. */
+typedef struct SfLayoutRecord
+{
+	int64		epoch_ms;
+	int32		shard_bits;
+	int32		sequence_bits;
+} SfLayoutRecord;
 #endif
 
 #if PG_VERSION_NUM >= 150000
@@ -57,6 +66,7 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static void sf_shmem_exit(int code, Datum arg);
+static void sf_log_layout(void);
 
 /* Wall-clock Unix milliseconds: what IDs carry. */
 int64
@@ -127,9 +137,11 @@ sf_refuse(SnowflakeShared *out, const char *message, const char *detail)
 {
 	if (out->refused)
 		return;
-	out->refused = true;
 	strlcpy(out->refusal_message, message, sizeof(out->refusal_message));
 	strlcpy(out->refusal_detail, detail, sizeof(out->refusal_detail));
+	/* readers see the flag only after the text (sf_require_ready) */
+	pg_write_barrier();
+	out->refused = true;
 }
 
 /* Reads a small record file; Missing is not an error, the rest refuse. */
@@ -350,6 +362,8 @@ sf_require_ready(void)
 				 errhint("Add snowflake to shared_preload_libraries in postgresql.conf "
 						 "and restart the server.")));
 	if (sf_shared->refused)
+	{
+		pg_read_barrier();
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s", sf_shared->refusal_message),
@@ -358,6 +372,7 @@ sf_require_ready(void)
 						 "under one layout decode wrongly and can collide under another; "
 						 "to change it deliberately, see \"Changing the layout\" in the "
 						 "snowflake README.")));
+	}
 }
 
 /*---- durable files ----*/
@@ -401,7 +416,10 @@ sf_record_layout(void)
 	{
 		ok = snowflake::write_file_durably("layout", record, (size_t) len, &error);
 		if (ok)
+		{
+			sf_log_layout();
 			pg_atomic_write_u32(&sf_shared->layout_recorded, 1);
+		}
 	}
 	LWLockRelease(sf_shared->file_lock);
 
@@ -443,7 +461,90 @@ sf_log_mark(int64 mark_ms)
 #endif
 }
 
+/*
+ * Writes the layout to WAL for standbys (caller holds file_lock, before the
+ * first ID is issued), so that a standby made before the first ID records
+ * its primary's layout and refuses if its own settings differ.
+ */
+static void
+sf_log_layout(void)
+{
 #if PG_VERSION_NUM >= 150000
+	SfLayoutRecord rec;
+
+	if (RecoveryInProgress())
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.epoch_ms = sf_layout.epoch_ms;
+	rec.shard_bits = sf_layout.shard_bits;
+	rec.sequence_bits = sf_layout.sequence_bits;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, sizeof(rec));
+	(void) XLogInsert(SF_RMGR_ID, XLOG_SNOWFLAKE_LAYOUT);
+#endif
+}
+
+#if PG_VERSION_NUM >= 150000
+/*
+ * Redo of a layout record: the primary's layout becomes this data
+ * directory's recorded layout.  If this server runs with another layout, it
+ * refuses from now on (decoding on the standby, and generation once
+ * promoted), as it would at start with a recorded layout that differs.
+ */
+static void
+sf_redo_layout(XLogReaderState *record)
+{
+	SfLayoutRecord rec;
+	snowflake::Layout primary;
+	char		text[512];
+	char		detail[512];
+	int			len;
+	snowflake::FileError error = {"", "", 0};
+	bool		ok = true;
+
+	if (XLogRecGetDataLen(record) != sizeof(rec))
+		elog(PANIC, "snowflake redo: layout record of %u bytes", XLogRecGetDataLen(record));
+	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	primary.epoch_ms = rec.epoch_ms;
+	primary.shard_bits = rec.shard_bits;
+	primary.sequence_bits = rec.sequence_bits;
+	len = snowflake::format_layout_record(primary, text, sizeof(text));
+	if (sf_shared == NULL || len < 0)
+		return;
+
+	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	ok = snowflake::write_file_durably("layout", text, (size_t) len, &error);
+	if (ok && primary == sf_layout)
+		pg_atomic_write_u32(&sf_shared->layout_recorded, 1);
+	else if (ok)
+	{
+		snowflake::describe_layout_change(primary, sf_layout, detail, sizeof(detail));
+		sf_refuse(sf_shared, "the snowflake ID layout differs from the one this data "
+				  "directory generated with", detail);
+	}
+	LWLockRelease(sf_shared->file_lock);
+
+	if (!ok)
+	{
+		errno = error.err;
+		ereport(sf_file_error_level(error, ERROR),
+				(errcode_for_file_access(),
+				 errmsg("could not record the snowflake ID layout replayed from WAL: "
+						"could not %s \"%s\": %m", error.operation, error.path),
+				 errhint("Make pg_snowflake/ in the standby's data directory writable (disk "
+						 "space, permissions) and start the server again: replay continues "
+						 "where it stopped.")));
+	}
+	if (primary != sf_layout)
+		ereport(WARNING,
+				(errmsg("the snowflake ID layout differs from the one this data directory "
+						"generated with"),
+				 errdetail("%s.", detail),
+				 errhint("The primary generates with the layout recorded now; this server's "
+						 "decoding functions, and generation once promoted, refuse until its "
+						 "settings match and it is restarted.")));
+}
+
 /*
  * Redo of a mark record on a standby (or in crash recovery): raise the mark
  * on disk and the point every shard resumes above.  Runs in the startup
@@ -457,6 +558,11 @@ sf_redo(XLogReaderState *record)
 	snowflake::FileError error = {"", "", 0};
 	bool		ok = true;
 
+	if (info == XLOG_SNOWFLAKE_LAYOUT)
+	{
+		sf_redo_layout(record);
+		return;
+	}
 	if (info != XLOG_SNOWFLAKE_MARK || XLogRecGetDataLen(record) != sizeof(int64))
 		elog(PANIC, "snowflake redo: unknown WAL record (info 0x%02X)", info);
 	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
@@ -495,6 +601,17 @@ sf_desc(StringInfo buf, XLogReaderState *record)
 	int64		mark;
 	char		when[40];
 
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_LAYOUT &&
+		XLogRecGetDataLen(record) == sizeof(SfLayoutRecord))
+	{
+		SfLayoutRecord rec;
+
+		memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+		snowflake::format_utc(rec.epoch_ms, when, sizeof(when));
+		appendStringInfo(buf, "epoch %s, shard_bits %d, sequence_bits %d",
+						 when, rec.shard_bits, rec.sequence_bits);
+		return;
+	}
 	if (XLogRecGetDataLen(record) != sizeof(int64))
 		return;
 	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
@@ -505,7 +622,14 @@ sf_desc(StringInfo buf, XLogReaderState *record)
 static const char *
 sf_identify(uint8 info)
 {
-	return (info & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_MARK ? "MARK" : NULL;
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_SNOWFLAKE_MARK:
+			return "MARK";
+		case XLOG_SNOWFLAKE_LAYOUT:
+			return "LAYOUT";
+	}
+	return NULL;
 }
 
 static RmgrData sf_rmgr = {
