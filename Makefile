@@ -2,7 +2,8 @@
 
 EXTENSION  = snowflake
 MODULE_big = snowflake
-OBJS       = src/core.o src/statefile.o src/settings.o src/state.o src/snowflake.o
+OBJS       = src/core.o src/statefile.o src/settings.o src/state.o src/snowflake.o \
+             src/etcd.o src/registry.o
 DATA       = $(wildcard sql/snowflake--*.sql)
 PGFILEDESC = "snowflake - Snowflake ID generator"
 
@@ -24,6 +25,9 @@ PROVE_TESTS ?= test/t/*.pl
 
 EXTRA_CLEAN = tmp_check_regress tmp_check results regression.diffs \
               regression.out test/unit/core_test
+
+# the registry's etcd client (etcd.cpp)
+SHLIB_LINK += -lcurl
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

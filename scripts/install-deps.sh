@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   make g++ postgresql-15 postgresql-server-dev-15 postgresql-contrib
   libgtest-dev libipc-run-perl faketime libfaketime
+  libcurl4-openssl-dev etcd-server etcd-client
 )
 
 missing=()

@@ -105,6 +105,8 @@ extern bool sf_allow_on_standby;
 extern char *sf_shard_ids;
 void		sf_settings_init(void);
 bool		sf_shard_allowed(int64 shard);
+char	   *sf_raw_setting(const char *name);
+void		sf_require_applied(const char *name, const char *raw, bool applied);
 
 /* state.cpp */
 void		sf_state_init(void);
@@ -113,6 +115,7 @@ void		sf_record_layout(void);
 ShardSlot  *sf_slot(int i);
 ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
 void		sf_extend_mark(ShardSlot *slot, int64 wanted_offset);
+void		sf_reraise_reserved(void);
 int64		sf_wall_ms(void);
 
 /* snowflake.cpp */

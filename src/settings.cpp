@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "glue.hpp"
+#include "registry.hpp"
 
 /*---- GUC variables ----*/
 
@@ -230,7 +231,7 @@ sf_shard_allowed(int64 shard)
  * instead.  For settings that shape every ID that would silently change the
  * layout or the shard, so at server start a rejected value stops the server.
  */
-static void
+void
 sf_require_applied(const char *name, const char *raw, bool applied)
 {
 	if (raw != NULL && !applied)
@@ -242,7 +243,7 @@ sf_require_applied(const char *name, const char *raw, bool applied)
 }
 
 /* The raw text of a setting from the configuration, before it is defined. */
-static char *
+char *
 sf_raw_setting(const char *name)
 {
 	const char *raw = GetConfigOption(name, true, false);
@@ -386,6 +387,9 @@ sf_define_settings(void)
 							 NULL,
 							 NULL,
 							 NULL);
+
+	/* the registry's settings (registry.cpp), before the prefix is reserved */
+	sf_registry_define_settings();
 
 	/* only called at server start (see _PG_init) */
 	sf_refuse_unknown_settings();

@@ -18,6 +18,7 @@
 #include <ctime>
 
 #include "glue.hpp"
+#include "registry.hpp"
 
 extern "C"
 {
@@ -57,6 +58,7 @@ _PG_init(void)
 		return;
 	sf_settings_init();
 	sf_state_init();
+	sf_registry_init();
 }
 
 /*---- clocks ----*/
@@ -235,8 +237,11 @@ sf_check_shard_range(int64 shard)
  * a reload that takes a shard away stops a batch already under way.
  * "explicit_shard" is false for this server's own shard (snowflake.shard_id),
  * which the batch captured at its first call: it must still be the same.
+ * With a registry (snowflake.registry), the right is the fencing check: the
+ * shard held in etcd under a lease known to be valid (registry.cpp).
+ * Returns the shard to generate for.
  */
-static void
+static int64
 sf_check_right(int64 shard, bool explicit_shard)
 {
 	if (RecoveryInProgress() && !sf_allow_on_standby)
@@ -247,6 +252,13 @@ sf_check_right(int64 shard, bool explicit_shard)
 						   "so its IDs would collide with the primary's."),
 				 errhint("Generate IDs on the primary. On a standby that has a shard ID "
 						 "of its own, set snowflake.allow_on_standby = on.")));
+	if (sf_registry_enabled)
+	{
+		if (explicit_shard)
+			sf_check_shard_range(shard);
+		/* a known shard (explicit, configured or a batch's) must be the one held */
+		return sf_registry_check(shard, shard >= 0);
+	}
 	if (!explicit_shard && sf_shard_id < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -273,6 +285,7 @@ sf_check_right(int64 shard, bool explicit_shard)
 						   "snowflake.shard_ids (\"%s\").", sf_shard_id, sf_shard_ids),
 				 errhint("Add the shard to snowflake.shard_ids in postgresql.conf or with "
 						 "ALTER SYSTEM, then reload. No other server may generate for it.")));
+	return shard;
 }
 
 /*
@@ -285,7 +298,7 @@ sf_prepare(int64 shard, bool explicit_shard)
 	sf_require_ready();
 	if (explicit_shard)
 		sf_check_shard_range(shard);
-	sf_check_right(shard, explicit_shard);
+	shard = sf_check_right(shard, explicit_shard);
 	if (pg_atomic_read_u32(&sf_shared->layout_recorded) == 0)
 	{
 		int64		now = sf_wall_ms() - sf_layout.epoch_ms;
@@ -307,6 +320,7 @@ static snowflake::Step
 sf_issue(ShardSlot *slot, int64 max_count)
 {
 	SfWaitContext ctx = {-1, 0, 0};
+	int64		registry_wait_us = -1;
 
 	for (;;)
 	{
@@ -337,6 +351,7 @@ sf_issue(ShardSlot *slot, int64 max_count)
 				break;
 			case Outcome::NeedReservation:
 				sf_extend_mark(slot, step.wanted);
+				sf_registry_await(slot->shard_id, step.wanted, &registry_wait_us);
 				break;
 			case Outcome::ClockBeforeEpoch:
 				pg_atomic_fetch_add_u64(&slot->refusals, 1);
@@ -417,7 +432,7 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		batch = (SfBatch *) palloc0(sizeof(SfBatch));
 		MemoryContextSwitchTo(old);
 		batch->slot = slot;
-		batch->shard = shard;
+		batch->shard = slot->shard_id;	/* with a registry: the shard held */
 		batch->explicit_shard = explicit_shard;
 		batch->remaining = count;
 		funcctx->max_calls = (uint64) count;
@@ -434,7 +449,7 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 
 		/* the first run was checked by sf_prepare; a reload may since have moved the shard */
 		if ((uint64) batch->remaining < funcctx->max_calls)
-			sf_check_right(batch->shard, batch->explicit_shard);
+			(void) sf_check_right(batch->shard, batch->explicit_shard);
 		step = sf_issue(batch->slot, batch->remaining);
 
 		batch->next_id = step.id;

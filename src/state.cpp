@@ -34,6 +34,7 @@
 #include <ctime>
 
 #include "glue.hpp"
+#include "registry.hpp"
 #include "statefile.hpp"
 
 SnowflakeShared *sf_shared = NULL;
@@ -654,11 +655,15 @@ sf_durable_offset(void)
 		sf_shared->durable_mark_ms - sf_layout.epoch_ms;
 }
 
-/* Raises a slot's reserved_offset to "offset" if lower (caller holds file_lock). */
+/*
+ * Raises a slot's reserved_offset to "offset" if lower (caller holds
+ * file_lock), but never above the freshness mark the registry published.
+ */
 static void
 sf_raise_reserved(ShardSlot *slot, int64 offset)
 {
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	offset = Min(offset, sf_registry_cap(slot->shard_id));
 	if (offset > slot->reserved_offset)
 		slot->reserved_offset = offset;
 	LWLockRelease(slot->lock);
@@ -707,6 +712,15 @@ sf_move_mark(ShardSlot *slot, int64 wanted, snowflake::FileError *error)
 	}
 	LWLockRelease(sf_shared->file_lock);
 	return ok;
+}
+
+/* Raises every slot's reserved_offset to the durable mark (the registry worker). */
+void
+sf_reraise_reserved(void)
+{
+	snowflake::FileError error = {"", "", 0};
+
+	(void) sf_move_mark(NULL, -1, &error);	/* never writes: the mark covers -1 */
 }
 
 /* Called by a generating backend whose next ID lies beyond its slot's mark. */
