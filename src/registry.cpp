@@ -1106,9 +1106,10 @@ sf_release(SfWorker *w)
 		if (w->slot->reserved_offset > final_offset)
 			w->slot->reserved_offset = final_offset;
 		LWLockRelease(w->slot->lock);
-		if (final_offset >= 0 && sf_publish_mark(w, final_offset + sf_layout.epoch_ms, &lost))
-			ereport(LOG,
-					(errmsg("snowflake registry: released shard " INT64_FORMAT, shard)));
+		if (final_offset >= 0)
+			(void) sf_publish_mark(w, final_offset + sf_layout.epoch_ms, &lost);
+		ereport(LOG,
+				(errmsg("snowflake registry: released shard " INT64_FORMAT, shard)));
 		w->held = -1;
 		w->expired = false;
 	}
