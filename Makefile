@@ -38,9 +38,12 @@ override COMPILER = $(CXX) $(CFLAGS)
 BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src
 
 # GoogleTest unit tests of the core (no server involved).
-test/unit/core_test: test/unit/core_test.cpp src/core.cpp src/core.hpp src/statefile.cpp src/statefile.hpp
+# (etcd_test: the registry client's JSON reader, base64 and endpoint list)
+test/unit/core_test: test/unit/core_test.cpp src/core.cpp src/core.hpp src/statefile.cpp src/statefile.hpp \
+		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp
 	$(CXX) -std=c++17 -Wall -Wextra -O1 -g -I$(srcdir)/src -o $@ \
-		test/unit/core_test.cpp src/core.cpp src/statefile.cpp -lgtest -lgtest_main -pthread
+		test/unit/core_test.cpp src/core.cpp src/statefile.cpp \
+		test/unit/etcd_test.cpp src/etcd.cpp -lcurl -lgtest -lgtest_main -pthread
 
 unitcheck: test/unit/core_test
 	test/unit/core_test

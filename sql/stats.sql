@@ -45,3 +45,8 @@ SELECT ids_issued >= 1 AS readable FROM snowflake_stats WHERE shard_id = 42;
 SELECT snowflake_stats_reset();
 RESET ROLE;
 DROP ROLE snowflake_reader;
+
+-- without snowflake.registry the registry view says "off" and holds nothing
+SELECT endpoints IS NULL AS no_endpoints, state, shard_id IS NULL AS no_shard,
+       lease_id IS NULL AS no_lease, generating, requests
+FROM snowflake_registry;
