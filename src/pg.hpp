@@ -46,9 +46,14 @@ extern "C"
 #include "utils/wait_event.h"
 }
 
-/* PostgreSQL 13 and 14 named it differently. */
+/*
+ * PostgreSQL 15 is the oldest we support: the mark reaches standbys through a
+ * custom WAL resource manager and shared memory is requested from
+ * shmem_request_hook, both new in 15 (13 and 14 are past end of life).
+ * 16 and later need no guards of their own except GUC memory (settings.cpp).
+ */
 #if PG_VERSION_NUM < 150000
-#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+#error "snowflake needs PostgreSQL 15 or later"
 #endif
 
 #endif							/* SNOWFLAKE_PG_HPP */

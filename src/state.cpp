@@ -45,7 +45,6 @@ SnowflakeShared *sf_shared = NULL;
 static const char *const kMarkName = "mark";
 static const char *const kMarkFile = "pg_snowflake/mark";
 
-#if PG_VERSION_NUM >= 150000
 /* The custom WAL resource manager that carries the mark to standbys. */
 #define SF_RMGR_ID RM_EXPERIMENTAL_ID
 #define SF_RMGR_NAME "snowflake"
@@ -59,11 +58,8 @@ typedef struct SfLayoutRecord
 	int32		shard_bits;
 	int32		sequence_bits;
 } SfLayoutRecord;
-#endif
 
-#if PG_VERSION_NUM >= 150000
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static void sf_shmem_exit(int code, Datum arg);
@@ -124,10 +120,8 @@ sf_slot(int i)
 static void
 sf_shmem_request(void)
 {
-#if PG_VERSION_NUM >= 150000
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-#endif
 	RequestAddinShmemSpace(sf_shmem_size());
 	RequestNamedLWLockTranche(SNOWFLAKE_TRANCHE, SF_FIXED_LOCKS + sf_num_slots());
 }
@@ -453,13 +447,11 @@ sf_write_mark(int64 mark_ms, snowflake::FileError *error)
 static void
 sf_log_mark(int64 mark_ms)
 {
-#if PG_VERSION_NUM >= 150000
 	if (RecoveryInProgress())
 		return;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &mark_ms, sizeof(mark_ms));
 	(void) XLogInsert(SF_RMGR_ID, XLOG_SNOWFLAKE_MARK);
-#endif
 }
 
 /*
@@ -470,7 +462,6 @@ sf_log_mark(int64 mark_ms)
 static void
 sf_log_layout(void)
 {
-#if PG_VERSION_NUM >= 150000
 	SfLayoutRecord rec;
 
 	if (RecoveryInProgress())
@@ -482,10 +473,8 @@ sf_log_layout(void)
 	XLogBeginInsert();
 	XLogRegisterData((char *) &rec, sizeof(rec));
 	(void) XLogInsert(SF_RMGR_ID, XLOG_SNOWFLAKE_LAYOUT);
-#endif
 }
 
-#if PG_VERSION_NUM >= 150000
 /*
  * Redo of a layout record: the primary's layout becomes this data
  * directory's recorded layout.  If this server runs with another layout, it
@@ -643,7 +632,6 @@ static RmgrData sf_rmgr = {
 	NULL,						/* rm_mask */
 	NULL						/* rm_decode: nothing to decode */
 };
-#endif
 
 /*---- the durable mark ----*/
 
@@ -901,16 +889,10 @@ sf_register_worker(void)
 void
 sf_state_init(void)
 {
-#if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = sf_shmem_request;
-#else
-	sf_shmem_request();
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = sf_shmem_startup;
 	sf_register_worker();
-#if PG_VERSION_NUM >= 150000
 	RegisterCustomRmgr(SF_RMGR_ID, &sf_rmgr);
-#endif
 }
