@@ -28,7 +28,6 @@ ALTER SYSTEM SET snowflake.epoch = 'yesterday';
 ALTER SYSTEM SET snowflake.epoch = '2999-01-01';
 ALTER SYSTEM SET snowflake.epoch = '1969-12-31';
 ALTER SYSTEM SET snowflake.shard_id = -2;
-ALTER SYSTEM SET snowflake.max_clock_lead = -1;
 
 -- the two widths must leave 38 timestamp bits: each is checked against the
 -- other's running value (12 and 10 here), so a start cannot fail on the sum

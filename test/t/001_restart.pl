@@ -211,7 +211,8 @@ ok(wait_after_backend_kill($node, $log_offset),
 is(postmaster_pid(), $pm_pid_before,
 	'same postmaster (crash reinitialisation, not a restart)');
 ok( $node->log_contains(
-		qr/server process \(PID $victim_pid\) was terminated by signal 9/,
+		# PostgreSQL 18 names the backend type instead of "server process"
+		qr/(?:server process|client backend) \(PID $victim_pid\) was terminated by signal 9/,
 		$log_offset),
 	'log shows the backend was killed by signal 9');
 ok( $node->log_contains(

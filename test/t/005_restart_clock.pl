@@ -416,7 +416,9 @@ is(kill('KILL', $victim_pid), 1, 'd: sent SIGKILL to the generating backend');
 $victim->finish;
 ok(wait_after_backend_kill($log_offset), 'd: the server accepts connections again');
 is(postmaster_pid(), $pm_pid, 'd: same postmaster (shared memory reinitialised)');
-ok( $node->log_contains(qr/server process \(PID $victim_pid\) was terminated by signal 9/,
+# PostgreSQL 18 names the backend type instead of "server process"
+ok( $node->log_contains(
+		qr/(?:server process|client backend) \(PID $victim_pid\) was terminated by signal 9/,
 		$log_offset),
 	'd: the log shows the backend was killed by signal 9');
 

@@ -379,7 +379,8 @@ ok( $standby_c->log_contains(
 		qr/FATAL:  resource manager with ID 128 not registered/, $log_offset_c),
 	'c: replay stops with FATAL "resource manager with ID 128 not registered"');
 ok( $standby_c->log_contains(
-		qr/HINT:  Include the extension module that implements this resource manager in shared_preload_libraries\./,
+		# PostgreSQL 17 quotes the setting's name
+		qr/HINT:  Include the extension module that implements this resource manager in "?shared_preload_libraries"?\./,
 		$log_offset_c),
 	'c: with the hint to add the module to shared_preload_libraries');
 
@@ -396,7 +397,8 @@ ok( $standby_c->log_contains(
 	'c: the log shows the standby shut down because of it');
 unlike(
 	slurp_file($standby_c->logfile, $log_offset_c),
-	qr/PANIC|server process \(PID \d+\) was terminated by signal/,
+	# "server process (PID n)" up to 17, the process type from 18 on
+	qr/PANIC|\(PID \d+\) was terminated by signal/,
 	'c: no PANIC, no process killed by a signal');
 # tell the framework the node is down
 ok(!$standby_c->stop('fast', fail_ok => 1), 'c: there is no standby server left to stop');
