@@ -2,7 +2,7 @@
 
 EXTENSION  = snowflake
 MODULE_big = snowflake
-OBJS       = src/core.o src/statefile.o src/settings.o src/state.o src/snowflake.o \
+OBJS       = src/core.o src/statefile.o src/settings.o src/state.o src/origin.o src/snowflake.o \
              src/etcd.o src/registry.o
 DATA       = $(wildcard sql/snowflake--*.sql)
 PGFILEDESC = "snowflake - Snowflake ID generator"

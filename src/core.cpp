@@ -607,4 +607,50 @@ parse_mark_record(const char *text, size_t len, int64_t *mark_unix_ms) noexcept
 	return true;
 }
 
+int
+format_lineage_record(const uint64_t *ids, int count, char *buf, size_t buflen) noexcept
+{
+	size_t		used = 0;
+	int			n = snprintf(buf, buflen,
+							 "# snowflake: the clusters (system identifiers) whose IDs this\n"
+							 "# directory's mark covers.  Do not edit. See README.md, \"pg_upgrade\".\n"
+							 "format 1\n");
+
+	if (n < 0 || (size_t) n >= buflen)
+		return -1;
+	used = (size_t) n;
+	for (int i = 0; i < count; i++)
+	{
+		n = snprintf(buf + used, buflen - used, "system_identifier %" PRId64 "\n",
+					 (int64_t) ids[i]);
+		if (n < 0 || (size_t) n >= buflen - used || ids[i] > (uint64_t) INT64_MAX)
+			return -1;
+		used += (size_t) n;
+	}
+	return (int) used;
+}
+
+bool
+parse_lineage_record(const char *text, size_t len, uint64_t *ids, int capacity,
+					 int *count) noexcept
+{
+	bool		have_format = false;
+	int			found = 0;
+	bool		ok = parse_records(text, len, [&](const char *key, int64_t v) noexcept {
+		if (strcmp(key, "format") == 0 && v == 1)
+			return have_format = true;
+		if (strcmp(key, "system_identifier") == 0 && v >= 0 && found < capacity)
+		{
+			ids[found++] = (uint64_t) v;
+			return true;
+		}
+		return false;
+	});
+
+	if (!(ok && have_format))
+		return false;
+	*count = found;
+	return true;
+}
+
 }								/* namespace snowflake */

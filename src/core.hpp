@@ -288,6 +288,16 @@ bool shard_in_ranges(const ShardRange *ranges, int count, int64_t shard) noexcep
 int format_mark_record(int64_t mark_unix_ms, char *buf, size_t buflen) noexcept;
 bool parse_mark_record(const char *text, size_t len, int64_t *mark_unix_ms) noexcept;
 
+/*
+ * The lineage record: the system identifiers of the clusters whose IDs the
+ * state directory's mark covers (the cluster that made it, and each one it
+ * was carried to, as after pg_upgrade).  parse_lineage_record fails on more
+ * than "capacity" identifiers.
+ */
+int format_lineage_record(const uint64_t *ids, int count, char *buf, size_t buflen) noexcept;
+bool parse_lineage_record(const char *text, size_t len, uint64_t *ids, int capacity,
+						  int *count) noexcept;
+
 }								/* namespace snowflake */
 
 #endif							/* SNOWFLAKE_CORE_HPP */

@@ -39,6 +39,8 @@
 #define SF_WORKER_TICK_MS 100
 /* The worker keeps the mark ahead while IDs were issued this recently. */
 #define SF_WORKER_ACTIVE_MS 60000
+/* Clusters remembered in pg_snowflake/lineage. */
+#define SF_MAX_LINEAGE 32
 /* Backward clock steps at least this large are logged as a WARNING. */
 #define SF_WARN_STEP_MS 10
 
@@ -82,6 +84,10 @@ typedef struct SnowflakeShared
 	char		refusal_message[128];
 	char		refusal_detail[512];
 
+	/* written by the postmaster at start, read-only afterwards (origin.cpp) */
+	int32		lineage_count;
+	uint64		lineage[SF_MAX_LINEAGE];	/* pg_snowflake/lineage */
+
 	/* atomics */
 	pg_atomic_uint32 layout_recorded;	/* pg_snowflake/layout matches */
 	pg_atomic_uint64 mark_writes;	/* durable mark writes, all */
@@ -117,6 +123,13 @@ ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
 void		sf_extend_mark(ShardSlot *slot, int64 wanted_offset);
 void		sf_reraise_reserved(void);
 int64		sf_wall_ms(void);
+
+void		sf_raise_floor(int64 offset);
+
+/* origin.cpp */
+bool		sf_load_lineage(SnowflakeShared *out, char *message, size_t message_len,
+							char *detail, size_t detail_len);
+void		sf_check_origin(Oid fn_oid);
 
 /* snowflake.cpp */
 TimestampTz sf_decoded_timestamptz(int64 unix_ms, int64 id);

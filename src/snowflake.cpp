@@ -379,13 +379,19 @@ sf_issue(ShardSlot *slot, int64 max_count)
 extern "C" Datum
 snowflake_nextval(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT64(sf_issue(sf_prepare(sf_shard_id, false), 1).id);
+	ShardSlot  *slot = sf_prepare(sf_shard_id, false);
+
+	sf_check_origin(fcinfo->flinfo->fn_oid);
+	PG_RETURN_INT64(sf_issue(slot, 1).id);
 }
 
 extern "C" Datum
 snowflake_nextval_shard(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_INT64(sf_issue(sf_prepare(PG_GETARG_INT32(0), true), 1).id);
+	ShardSlot  *slot = sf_prepare(PG_GETARG_INT32(0), true);
+
+	sf_check_origin(fcinfo->flinfo->fn_oid);
+	PG_RETURN_INT64(sf_issue(slot, 1).id);
 }
 
 #define SF_MAX_BATCH 10000000
@@ -426,6 +432,7 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 					 errdetail("The requested size was %d.", count),
 					 count > SF_MAX_BATCH ? errhint("Split larger loads into several batches.") : 0));
 		slot = sf_prepare(shard, explicit_shard);
+		sf_check_origin(fcinfo->flinfo->fn_oid);
 
 		funcctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);

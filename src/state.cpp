@@ -202,6 +202,13 @@ sf_load_recorded_state(SnowflakeShared *out)
 			pg_atomic_init_u32(&out->layout_recorded, 1);
 	}
 
+	{
+		char		message[128];
+
+		if (!sf_load_lineage(out, message, sizeof(message), detail, sizeof(detail)))
+			sf_refuse(out, message, detail);
+	}
+
 	if (sf_read_record(out, kMarkFile, "high-water mark", buf, sizeof(buf), &len, &missing))
 	{
 		if (!snowflake::parse_mark_record(buf, len, &mark))
@@ -711,6 +718,32 @@ sf_reraise_reserved(void)
 	(void) sf_move_mark(NULL, -1, &error);	/* never writes: the mark covers -1 */
 }
 
+/*
+ * Makes every shard resume strictly above "offset": the durable mark covers
+ * it first (fsynced and WAL-logged), then the point shards resume above at
+ * their first use, then each shard in use.  For snowflake_adopt_database().
+ */
+void
+sf_raise_floor(int64 offset)
+{
+	int			used;
+
+	sf_extend_mark(NULL, offset);
+	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	if (offset > sf_shared->resume_offset)
+		sf_shared->resume_offset = offset;
+	used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
+	for (int i = 0; i < used; i++)
+	{
+		ShardSlot  *slot = sf_slot(i);
+
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		snowflake::resume_above(slot->gen, sf_layout, offset);
+		LWLockRelease(slot->lock);
+	}
+	LWLockRelease(sf_shared->file_lock);
+}
+
 /* Called by a generating backend whose next ID lies beyond its slot's mark. */
 void
 sf_extend_mark(ShardSlot *slot, int64 wanted_offset)
@@ -856,6 +889,8 @@ snowflake_mark_worker_main(Datum)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 SF_WORKER_TICK_MS, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+		/* absorbs procsignal barriers (DROP DATABASE waits for them) */
+		CHECK_FOR_INTERRUPTS();
 
 		if (ShutdownRequestPending)
 			proc_exit(1);

@@ -2230,3 +2230,36 @@ TEST(ShardRangesTest, ParsesListsAndRanges)
 							"99999999999999999999"})
 		EXPECT_EQ(snowflake::parse_shard_ranges(bad, 1023, r, 8, &n), RangeProblem::Syntax) << bad;
 }
+
+/*
+ * LineageTest: the pg_snowflake/lineage record round-trips, and anything
+ * malformed or larger than the caller's room is rejected.
+ */
+TEST(LineageTest, RoundTripAndRejects)
+{
+	const uint64_t ids[] = {UINT64_C(7312345678901234567), UINT64_C(1), UINT64_C(42)};
+	char		buf[1024];
+	uint64_t	out[4] = {0, 0, 0, 0};
+	int			count = -1;
+	int			len = snowflake::format_lineage_record(ids, 3, buf, sizeof(buf));
+
+	ASSERT_GT(len, 0);
+	ASSERT_TRUE(snowflake::parse_lineage_record(buf, (size_t) len, out, 4, &count));
+	EXPECT_EQ(count, 3);
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ(out[i], ids[i]);
+	/* no room for all three */
+	EXPECT_FALSE(snowflake::parse_lineage_record(buf, (size_t) len, out, 2, &count));
+	/* an empty lineage is valid; a missing format line or a stray key is not */
+	len = snowflake::format_lineage_record(ids, 0, buf, sizeof(buf));
+	ASSERT_TRUE(snowflake::parse_lineage_record(buf, (size_t) len, out, 4, &count));
+	EXPECT_EQ(count, 0);
+	const std::string no_format = "system_identifier 5\n";
+	EXPECT_FALSE(snowflake::parse_lineage_record(no_format.data(), no_format.size(), out, 4, &count));
+	const std::string stray = "format 1\nsystem_identifier 5\nowner 3\n";
+	EXPECT_FALSE(snowflake::parse_lineage_record(stray.data(), stray.size(), out, 4, &count));
+	const std::string negative = "format 1\nsystem_identifier -5\n";
+	EXPECT_FALSE(snowflake::parse_lineage_record(negative.data(), negative.size(), out, 4, &count));
+	/* a buffer too small to format into */
+	EXPECT_EQ(snowflake::format_lineage_record(ids, 3, buf, 40), -1);
+}
