@@ -4,7 +4,8 @@ EXTENSION  = snowflake
 MODULE_big = snowflake
 OBJS       = src/core.o src/statefile.o src/settings.o src/state.o src/origin.o src/snowflake.o \
              src/etcd.o src/registry.o
-DATA       = $(wildcard sql/snowflake--*.sql)
+# relative to the source folder, also in out-of-tree builds
+DATA       = $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/snowflake--*.sql))
 PGFILEDESC = "snowflake - Snowflake ID generator"
 
 PG_CONFIG ?= pg_config
@@ -15,10 +16,15 @@ PG_CONFIG ?= pg_config
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -fno-exceptions
 PG_CPPFLAGS = -I$(srcdir)/src -isystem $(shell $(PG_CONFIG) --includedir-server)
 
-# pg_regress runs on a temporary instance that preloads the library.
-REGRESS      = setup decode nextval shards ranges text stats settings
+# pg_regress runs on a temporary instance that preloads the library; with
+# REGRESS_INSTANCE=existing it uses the server PGHOST/PGPORT name instead,
+# which must include test/regress.conf (debian/tests/installcheck does).
+REGRESS      = setup decode nextval shards ranges text stats settings units
+REGRESS_INSTANCE ?= temp
+ifeq ($(REGRESS_INSTANCE),temp)
 REGRESS_OPTS = --temp-instance=./tmp_check_regress \
                --temp-config=$(srcdir)/test/regress.conf
+endif
 
 TAP_TESTS   = 1
 PROVE_TESTS ?= test/t/*.pl
@@ -31,6 +37,12 @@ SHLIB_LINK += -lcurl
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# Out-of-tree (VPATH) builds, as Debian's pg_buildext makes: objects go to
+# src/ under the build folder.
+ifdef VPATH
+$(shell mkdir -p src test/unit)
+endif
 
 # Link with the C++ compiler so the library depends on libstdc++ for real.
 override COMPILER = $(CXX) $(CFLAGS)

@@ -1,13 +1,30 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages needed to build, run and test snowflake.
-# Must run as root; does nothing when everything is already installed.
+# Installs the Debian packages needed to build, package and test snowflake for
+# one PostgreSQL version (PG_VERSION, default: this Debian release's own; see
+# lib.sh).  The one list for the host and for the chroots of scripts/chroot.sh:
+# add a package here and every version's test run gets it.
+#
+#   bash scripts/install-deps.sh          # installs what is missing (as root)
+#   bash scripts/install-deps.sh --list   # prints the list
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+v=$PG_VERSION
 
 packages=(
-  make g++ postgresql-15 postgresql-server-dev-15 postgresql-contrib
-  libgtest-dev libipc-run-perl faketime libfaketime
+  # build
+  make g++ "postgresql-$v" "postgresql-server-dev-$v"
+  # tests: unit (GoogleTest), TAP (IPC::Run, faked clocks, ps/kill), helpers
+  libgtest-dev libipc-run-perl faketime libfaketime procps python3
+  # the etcd registry (libcurl) and its tests (a real etcd cluster)
   libcurl4-openssl-dev etcd-server etcd-client
+  # the Debian package (scripts/package.sh, pg_buildext, pg_virtualenv)
+  postgresql-server-dev-all debhelper fakeroot dpkg-dev
 )
+
+if [ "${1:-}" = --list ]; then
+  echo "${packages[*]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -19,8 +36,20 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "missing Debian packages: ${missing[*]}; run this script as root" >&2
   exit 1
 fi
-echo "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+# a package this release does not have is reported, and the tests that need
+# it fail or skip on their own; the rest is installed
+available=()
+for p in "${missing[@]}"; do
+  if apt-cache show "$p" >/dev/null 2>&1; then
+    available+=("$p")
+  else
+    echo "install-deps.sh: $(host_codename) has no package $p" >&2
+  fi
+done
+[ ${#available[@]} -eq 0 ] && exit 0
+missing=("${available[@]}")
+echo "installing: ${missing[*]}"
 # the Debian package would start a cluster of its own; we never use it
 apt-get install -y -qq -o Dpkg::Options::=--force-confdef "${missing[@]}" </dev/null

@@ -1,20 +1,69 @@
 # Shared helpers for the scripts in this folder (sourced, not run).
 
-PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-export PATH="$PG_BIN:$PATH"
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# The PostgreSQL versions we test, and the Debian suite that packages each.
+# 16 has no Debian package; it builds by the same version guards as 17.
+PG_TESTED_VERSIONS="15 17 18"
+pg_suite() {
+  case $1 in
+    15) echo bookworm ;;
+    17) echo trixie ;;
+    18) echo forky ;;
+    *) return 1 ;;
+  esac
+}
+
+# The codename of the Debian release we run on (inside a chroot: the chroot's).
+host_codename() { (. /etc/os-release && echo "${VERSION_CODENAME:-unknown}"); }
+
+# Whether PostgreSQL $1 is tested right here: it is installed, or it is the
+# version this Debian release packages (install-deps.sh installs it).
+pg_runs_here() {
+  [ -x "/usr/lib/postgresql/$1/bin/pg_config" ] || [ "$(pg_suite "$1" || true)" = "$(host_codename)" ]
+}
+
+# The version the scripts build and test against: PG_VERSION if set, else a
+# single PG_VERSIONS, else the newest installed server, else this release's own.
+pg_default_version() {
+  local v
+  for v in $PG_TESTED_VERSIONS; do
+    [ "$(pg_suite "$v")" = "$(host_codename)" ] && echo "$v" && return
+  done
+  echo 15
+}
+if [ -z "${PG_VERSION:-}" ]; then
+  case ${PG_VERSIONS:-} in
+    [0-9]*[0-9]) [[ $PG_VERSIONS != *" "* ]] && PG_VERSION=$PG_VERSIONS ;;
+  esac
+fi
+if [ -z "${PG_VERSION:-}" ]; then
+  PG_VERSION=$(ls -d /usr/lib/postgresql/*/bin/pg_config 2>/dev/null | sed 's|^/usr/lib/postgresql/||; s|/.*||' |
+               sort -n | tail -n 1)
+  PG_VERSION=${PG_VERSION:-$(pg_default_version)}
+fi
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/$PG_VERSION/bin}
+PG_CONFIG=$PG_BIN/pg_config
+export PG_VERSION PG_BIN PG_CONFIG
+export PATH="$PG_BIN:$PATH"
 
 # Runs a command as the postgres user when we are root (initdb refuses root).
 as_pg() {
   if [ "$(id -u)" -eq 0 ]; then
-    runuser -u postgres -- env PATH="$PATH" "$@"
+    runuser -u postgres -- env PATH="$PATH" PG_CONFIG="$PG_CONFIG" "$@"
   else
     "$@"
   fi
 }
 
 # Builds and installs the extension system-wide (install needs root).
+# Objects built for another PostgreSQL version are cleaned first.
 build_and_install() {
+  local stamp=$REPO/.built-for-pg
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$PG_VERSION" ]; then
+    make -C "$REPO" -s clean
+    echo "$PG_VERSION" >"$stamp"
+  fi
   make -C "$REPO" -s
   if [ "$(id -u)" -eq 0 ]; then
     make -C "$REPO" -s install

@@ -1,23 +1,60 @@
 #!/usr/bin/env bash
-# Runs every test: GoogleTest unit tests of the core, pg_regress on a
-# temporary preloaded instance, and the TAP tests (real servers, crashes,
-# clock jumps, pgbench).  Installs what it needs first (as root).
+# Runs every test on every PostgreSQL version we support: GoogleTest unit
+# tests of the core, pg_regress on a temporary preloaded instance, the TAP
+# tests (real servers, crashes, clock jumps, pgbench), and the Debian package
+# (built, installed with apt-get, its regress run against the installed
+# files).  Installs what it needs first (as root).  Versions this Debian
+# release does not package run in a cached Debian chroot (scripts/chroot.sh).
 #
-#   bash scripts/test.sh                                      # everything
+#   bash scripts/test.sh                                      # 15, 17 and 18
+#   PG_VERSIONS=15 bash scripts/test.sh                       # one version
 #   PROVE_TESTS=test/t/001_restart.pl bash scripts/test.sh    # one TAP file
 #   SUITES="unit tap" bash scripts/test.sh                    # some suites
 #   SKIP_BUILD=1 bash scripts/test.sh                         # test what is installed
 #
-# The last line sums the runners' own counts: "N passed, N failed".
+# Suites: unit, release (version and META.json checks), regress, tap, package.
+# Each version prints its counts; the last line sums the runners' own counts
+# over all versions and suites: "N passed, N failed".
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
+read -r -a versions <<<"${PG_VERSIONS:-$PG_TESTED_VERSIONS}"
+if [ ${#versions[@]} -gt 1 ] || ! pg_runs_here "${versions[0]}"; then
+  # several versions: one run each, here or in its chroot, then the sums
+  passed=0; failed=0; status=0; summary=()
+  for v in "${versions[@]}"; do
+    echo "==== PostgreSQL $v"
+    vlog=$(mktemp /tmp/snowflake-test-$v.XXXXXX)
+    if pg_runs_here "$v"; then
+      PG_VERSIONS=$v PG_VERSION=$v PG_BIN=/usr/lib/postgresql/$v/bin \
+        bash "$REPO/scripts/test.sh" 2>&1 | tee "$vlog" || status=1
+    else
+      bash "$REPO/scripts/chroot.sh" "$v" 2>&1 | tee "$vlog" || status=1
+    fi
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$vlog" | tail -n 1 || true)
+    rm -f "$vlog"
+    if [ -z "$line" ]; then
+      line="0 passed, 1 failed"          # the run died before counting
+      status=1
+    fi
+    p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
+    passed=$((passed + p)); failed=$((failed + f))
+    summary+=("PostgreSQL $v: $line")
+  done
+  echo "====" 
+  printf '%s\n' "${summary[@]}"
+  [ "$status" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
+  echo "$passed passed, $failed failed"
+  exit "$status"
+fi
+
+echo "== PostgreSQL $PG_VERSION ($PG_BIN)"
 if [ -z "${SKIP_BUILD:-}" ]; then
   bash "$REPO/scripts/install-deps.sh"
   build_and_install
 fi
 
-suites=" ${SUITES:-unit regress tap} "
+suites=" ${SUITES:-unit release regress tap package} "
 status=0
 passed=0
 failed=0
@@ -27,7 +64,8 @@ failed=0
 work=$(mktemp -d /tmp/snowflake-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 tar -C "$REPO" --exclude=.git --exclude=tmp_check --exclude=tmp_check_regress \
-    --exclude=demo --exclude=results -cf - . | tar -C "$work" -xf -
+    --exclude=demo --exclude=results --exclude=dist --exclude='build-[0-9]*' \
+    -cf - . | tar -C "$work" -xf -
 [ "$(id -u)" -eq 0 ] && chown -R postgres: "$work"
 log=$work/suite.log
 
@@ -38,6 +76,13 @@ if [[ $suites == *" unit "* ]]; then
   echo "== unit tests (GoogleTest)"
   make -C "$REPO" -s unitcheck 2>&1 | tee "$log" || status=1
   p=$(count '\[  PASSED  \] [0-9]+ test'); f=$(count '[0-9]+ FAILED TEST')
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+fi
+
+if [[ $suites == *" release "* ]]; then
+  echo "== release: one version, META.json, upgrade scripts"
+  python3 "$REPO/scripts/check-release.py" 2>&1 | tee "$log" || status=1
+  p=$(grep -c '^ok ' "$log" || true); f=$(grep -c '^not ok ' "$log" || true)
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 fi
 
@@ -69,6 +114,38 @@ if [[ $suites == *" tap "* ]]; then
   t=$(count 'Tests=[0-9]+')
   f=$( (grep -oE 'Failed [0-9]+/[0-9]+ subtests' "$log" || true) | awk '{split($2,a,"/"); s+=a[1]} END {print s+0}')
   passed=$((passed + ${t:-0} - ${f:-0})); failed=$((failed + ${f:-0}))
+fi
+
+if [[ $suites == *" package "* ]]; then
+  # the .deb is built, installed with apt-get over whatever make install put
+  # there, checked to be what is on disk, and its regress suite run against
+  # the installed files (debian/tests/installcheck, as autopkgtest does)
+  echo "== Debian package for PostgreSQL $PG_VERSION"
+  pkg=postgresql-$PG_VERSION-snowflake
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "the package suite installs a package: run as root"
+    status=1
+  else
+    rm -f "$REPO"/dist/"$pkg"_*.deb
+    # without the files make install put there, only the package's can pass
+    make -C "$REPO" -s uninstall >/dev/null 2>&1 || true
+    if bash "$REPO/scripts/package.sh" 2>&1 | tee "$log" &&
+       deb=$(ls "$REPO"/dist/"$pkg"_*.deb) &&
+       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall --allow-downgrades \
+         "$deb" </dev/null >"$work/apt.log" 2>&1 &&
+       echo "installed $(dpkg-query -W -f='${Package} ${Version}' "$pkg")" &&
+       dpkg --verify "$pkg" &&
+       (cd "$work" && debian/tests/installcheck) 2>&1 | tee "$log"; then
+      p=$(count 'All [0-9]+ tests passed')
+      passed=$((passed + ${p:-0}))
+      [ -n "$p" ] || status=1
+    else
+      status=1
+      cat "$work/apt.log" 2>/dev/null || true
+      f=$(count '[0-9]+ of [0-9]+ tests failed'); t=$(count '[0-9]+ of [0-9]+ tests failed' 2)
+      [ -n "$f" ] && passed=$((passed + t - f)) && failed=$((failed + f))
+    fi
+  fi
 fi
 
 [ "$status" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1   # a runner failed without counting it
