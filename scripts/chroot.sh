@@ -30,7 +30,11 @@ suite=$(pg_suite "$version") || { echo "no Debian suite packages PostgreSQL $ver
 
 cache=${SNOWFLAKE_CHROOTS:-/var/cache/snowflake/chroots}
 root=$cache/$suite
-mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# the Debian mirror this machine's apt uses (DEBIAN_MIRROR overrides it)
+debian_mirror() {
+  apt-cache policy 2>/dev/null |
+    awk -v s="$(host_codename)/main" '$3 == s && $2 ~ /^https?:/ { print $2; exit }'
+}
 mkdir -p "$cache"
 
 exec 9>"$cache/$suite.lock"
@@ -67,6 +71,9 @@ if [ ! -f "$root/.snowflake-complete" ]; then
   remove_tree "$root"
   remove_tree "$root.partial"
   ensure_debootstrap
+  mirror=${DEBIAN_MIRROR:-$(debian_mirror)}
+  [ -n "$mirror" ] || { apt-get update -qq; mirror=$(debian_mirror); }
+  [ -n "$mirror" ] || { echo "no Debian mirror in apt's sources: set DEBIAN_MIRROR" >&2; exit 1; }
   include=$(PG_VERSION=$version bash "$REPO/scripts/install-deps.sh" --list | tr ' ' ,)
   # packages a suite lacks make debootstrap fail: leave them to apt-get below
   if ! debootstrap --variant=minbase --include="$include" "$suite" "$root.partial" "$mirror" \
