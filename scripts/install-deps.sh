@@ -18,7 +18,7 @@ packages=(
   # the etcd registry (libcurl) and its tests (a real etcd cluster)
   libcurl4-openssl-dev etcd-server etcd-client
   # the Debian package (scripts/package.sh, pg_buildext, pg_virtualenv)
-  postgresql-server-dev-all debhelper fakeroot dpkg-dev
+  postgresql-server-dev-all debhelper fakeroot dpkg-dev build-essential
 )
 
 if [ "${1:-}" = --list ]; then
