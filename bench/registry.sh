@@ -4,7 +4,7 @@
 # scratch PostgreSQL 15 server and a one-member etcd on loopback.  Uses the
 # installed extension; needs etcd-server (Debian).
 #
-#   bash bench/registry.sh              # 5 rounds of 2,000,000 calls each way, 30 s traffic windows
+#   bash bench/registry.sh              # 9 rounds of 2,000,000 calls each way, 30 s traffic windows
 #   ROUNDS=3 CALLS=1000000 WINDOW=10 bash bench/registry.sh
 #
 # Run as root (servers run as the postgres user) or as a user that may run
@@ -15,7 +15,7 @@ set -euo pipefail
 BENCH=$(cd "$(dirname "$0")" && pwd)
 source "$BENCH/../scripts/lib.sh"     # PG_BIN, PATH, as_pg
 
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-9}
 CALLS=${CALLS:-2000000}
 WINDOW=${WINDOW:-30}
 LEASE=${LEASE:-30}
@@ -54,25 +54,29 @@ include_if_exists = 'registry.conf'
 EOF
 sql() { as_pg psql -X -q -A -t -h "$WORK" -p "$PORT" -d postgres -c "$1"; }
 
-# ms for CALLS calls of $1, median of ROUNDS, after a warm-up
-time_calls() {
-  local expr=$1 times=() t
-  sql "SELECT count(f) FROM (SELECT $expr AS f FROM generate_series(1, $CALLS)) s" >/dev/null
-  for _ in $(seq "$ROUNDS"); do
-    t=$(sql "DO \$\$ DECLARE t0 timestamptz := clock_timestamp(); n bigint; BEGIN
-      SELECT count(f) INTO n FROM (SELECT $expr AS f FROM generate_series(1, $CALLS)) s;
-      RAISE NOTICE '%', extract(epoch FROM clock_timestamp() - t0) * 1000; END \$\$" 2>&1 |
-      grep -oE '[0-9.]+$')
-    times+=("$t")
-  done
-  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+# ms of CPU time the backend spends on CALLS calls of $1 in one query: read
+# from /proc/self/schedstat (ns on the CPU), so that other load on a shared
+# machine does not count
+time_once() {
+  sql "DO \$\$ DECLARE c0 bigint; c1 bigint; n bigint; BEGIN
+    c0 := split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint;
+    SELECT count(f) INTO n FROM (SELECT $1 AS f FROM generate_series(1, $CALLS)) s;
+    c1 := split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint;
+    RAISE NOTICE '%', (c1 - c0) / 1e6; END \$\$" 2>&1 |
+    grep -oE '[0-9.]+$'
 }
 
-per_call() {   # ns per call, net of the empty query
-  local gen empty
-  empty=$(time_calls "1::bigint")
-  gen=$(time_calls "snowflake_nextval()")
-  awk -v g="$gen" -v e="$empty" -v n="$CALLS" 'BEGIN {printf "%.1f", (g - e) * 1e6 / n}'
+# ns per call of snowflake_nextval(), net of the same query without it: each
+# round times both back to back (the machine may be shared), median of the
+# differences, after a warm-up
+per_call() {
+  local diffs=() e g
+  time_once "snowflake_nextval()" >/dev/null; time_once "1::bigint" >/dev/null
+  for _ in $(seq "$ROUNDS"); do
+    e=$(time_once "1::bigint"); g=$(time_once "snowflake_nextval()")
+    diffs+=("$(awk -v g="$g" -v e="$e" -v n="$CALLS" 'BEGIN {printf "%.1f", (g - e) * 1e6 / n}')")
+  done
+  printf '%s\n' "${diffs[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
 
 start() { as_pg pg_ctl -D "$WORK/data" -l "$WORK/pg.log" -w start >/dev/null; }
@@ -96,8 +100,6 @@ for _ in $(seq 100); do
   sleep 0.2
 done
 [ "$(sql 'SELECT generating FROM snowflake_registry')" = t ] || { echo "no shard claimed" >&2; exit 1; }
-on=$(per_call)
-
 counters() { sql "SELECT requests || ' ' || bytes_sent || ' ' || bytes_received FROM snowflake_registry"; }
 traffic() {    # requests/s, bytes/s sent, bytes/s received over WINDOW seconds
   local a b
@@ -106,6 +108,7 @@ traffic() {    # requests/s, bytes/s sent, bytes/s received over WINDOW seconds
 }
 echo "traffic, idle ($WINDOW s) ..."
 idle=$(traffic)
+on=$(per_call)
 echo "traffic, generating ($WINDOW s) ..."
 as_pg pgbench -n -h "$WORK" -p "$PORT" -c 1 -T "$WINDOW" -R 1000 \
   -f <(echo 'SELECT snowflake_nextval();') postgres >/dev/null 2>&1 &
@@ -119,7 +122,8 @@ cat >"$BENCH/results/registry.md" <<EOF
 # snowflake_nextval() with and without the etcd registry
 
 $(date -u +%Y-%m-%d), PostgreSQL $(pg_config --version | awk '{print $2}'), etcd $(etcd --version | awk 'NR==1 {print $3}'), $(nproc) cores.
-Median of $ROUNDS rounds of $CALLS calls in one query, net of the same query without a generator.
+Median of $ROUNDS rounds of $CALLS calls in one query, each net of the same query without a
+generator run just before it; CPU time of the backend (/proc/self/schedstat), not wall time.
 
 | registry | per call |
 |---|---|

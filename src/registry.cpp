@@ -953,6 +953,8 @@ sf_claim(SfWorker *w, int64 now_ns)
 		snowflake::resume_above(slot->gen, sf_layout, fresh_offset);
 		if (slot->reserved_offset > fresh_offset)
 			slot->reserved_offset = fresh_offset;
+		w->seen_issued = ((uint64) slot->gen.last_offset << sf_layout.sequence_bits) +
+			(uint64) slot->gen.last_sequence;
 		LWLockRelease(slot->lock);
 
 		/* the cap of the new shard is its mark in etcd (see sf_registry_cap) */
@@ -967,7 +969,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 		w->expired = false;
 		w->failing = false;
 		w->backoff_ms = 0;
-		w->active_until = sf_wall_ms() - sf_layout.epoch_ms + SF_WORKER_ACTIVE_MS;
+		w->active_until = 0;	/* until IDs are issued */
 		sf_remember(w);
 
 		SpinLockAcquire(&sf_reg->mutex);
