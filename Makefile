@@ -2,8 +2,8 @@
 
 EXTENSION  = snowflake
 MODULE_big = snowflake
-OBJS       = src/core.o src/statefile.o src/settings.o src/state.o src/origin.o src/snowflake.o \
-             src/etcd.o src/registry.o
+OBJS       = src/core.o src/atomicgen.o src/statefile.o src/settings.o src/state.o src/origin.o \
+             src/fastpath.o src/snowflake.o src/etcd.o src/registry.o
 # relative to the source folder, also in out-of-tree builds
 DATA       = $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/snowflake--*.sql))
 PGFILEDESC = "snowflake - Snowflake ID generator"
@@ -30,7 +30,7 @@ TAP_TESTS   = 1
 PROVE_TESTS ?= test/t/*.pl
 
 EXTRA_CLEAN = tmp_check_regress tmp_check results regression.diffs \
-              regression.out test/unit/core_test
+              regression.out test/unit/core_test test/unit/atomicgen_test
 
 # the registry's etcd client (etcd.cpp)
 SHLIB_LINK += -lcurl
@@ -57,10 +57,19 @@ test/unit/core_test: test/unit/core_test.cpp src/core.cpp src/core.hpp src/state
 		test/unit/core_test.cpp src/core.cpp src/statefile.cpp \
 		test/unit/etcd_test.cpp src/etcd.cpp -lcurl -lgtest -lgtest_main -pthread
 
-unitcheck: test/unit/core_test
+# The lock-free generator's tests, many threads on one word, under
+# ThreadSanitizer (a data race or a failed property fails the run).
+test/unit/atomicgen_test: test/unit/atomicgen_test.cpp src/atomicgen.cpp src/atomicgen.hpp src/core.cpp src/core.hpp
+	$(CXX) -std=c++17 -Wall -Wextra -O1 -g -fsanitize=thread -I$(srcdir)/src -o $@ \
+		test/unit/atomicgen_test.cpp src/atomicgen.cpp src/core.cpp -lgtest -lgtest_main -pthread
+
+tsancheck: test/unit/atomicgen_test
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" test/unit/atomicgen_test
+
+unitcheck: test/unit/core_test tsancheck
 	test/unit/core_test
 
 prove_installcheck_snowflake:
 	$(prove_installcheck)
 
-.PHONY: unitcheck prove_installcheck_snowflake
+.PHONY: unitcheck tsancheck prove_installcheck_snowflake

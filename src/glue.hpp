@@ -4,26 +4,67 @@
  *		Declarations shared by the PostgreSQL glue: the shared-memory struct,
  *		the settings, and each subsystem's entry points.
  *
- * Locking (see also state.cpp).  SnowflakeShared is created once at
- * postmaster start, followed by the shard index and the shard slots.  LWLocks
- * come from the "snowflake" tranche:
- *	- each ShardSlot's lock guards its gen, reserved_offset and stats_reset.
- *	  Held exclusively for one call of snowflake::next_run() (a clock read and
- *	  a few integer operations: no allocation, no ereport, no I/O, no sleep),
- *	  or in shared mode to copy fields for snowflake_stats() and the mark
- *	  worker.  Waiting for the clock happens after releasing it.  Shards never
- *	  share a lock, so they do not contend.
+ * Locking and memory ordering (see also state.cpp and atomicgen.hpp).
+ * SnowflakeShared is created once at postmaster start, followed by the shard
+ * index and the cache-line aligned shard slots.  LWLocks come from the
+ * "snowflake" tranche:
+ *	- each ShardSlot's lock guards gen and stats_reset.  With
+ *	  snowflake.generator = lwlock it is held exclusively for one call of
+ *	  snowflake::next_run() (a clock read and a few integer operations: no
+ *	  allocation, no ereport, no I/O, no sleep); with atomic, only to count a
+ *	  backward clock step in gen.  Also held in shared mode to copy fields for
+ *	  snowflake_stats() and the mark worker, and exclusively by every writer
+ *	  of reserved_offset (so that they never interleave).  Waiting for the
+ *	  clock happens after releasing it.  Shards never share a lock or a cache
+ *	  line, so they do not contend.
  *	- assign_lock serialises giving a shard its slot (first use of a shard).
  *	- file_lock serialises writers of pg_snowflake/ files and guards
- *	  durable_mark_ms.  While it is held only plain POSIX I/O runs
+ *	  durable_mark_ms; sf_move_mark raises reserved_offset under it (and the
+ *	  slot lock).  While it is held only plain POSIX I/O runs
  *	  (statefile.cpp), plus the WAL insertion of a new mark, which must
  *	  precede any ID under it; errors are reported after release.  Slot locks may
  *	  be taken briefly inside file_lock, never the other way round.
  *	  file_lock also guards resume_offset, which WAL replay raises; it may be
  *	  taken in shared mode inside assign_lock.
- * The shard index entries, layout_recorded and the counters that are atomics
- * are read and written without a lock.  The refusal fields are written only
- * by the postmaster before any backend starts and are read-only afterwards.
+ *
+ * The lock-free generator (snowflake.generator = atomic, fastpath.cpp) reads
+ * a slot's state, clock and reserved_offset words without any lock.  PG's
+ * pg_atomic_compare_exchange_u64 and fetch_add are full barriers;
+ * pg_atomic_read/write_u64 are plain, so the order is made explicit:
+ *	- A call loads the clock word, then the state word, then (after
+ *	  pg_read_barrier) reserved_offset, then reads the clock; it installs the
+ *	  new state word with one CAS.  The state word strictly increases with
+ *	  every install (it orders like the IDs), so a CAS that expects an old
+ *	  value always fails: IDs of a shard strictly increase in CAS order.
+ *	- The mark is durable before reserved_offset is raised: sf_move_mark
+ *	  fsyncs the file and inserts the WAL record, then writes reserved_offset
+ *	  (inside the slot lock, a full barrier).  A call that read the raised
+ *	  value read it after that write, so after the fsync; a call that read an
+ *	  older, lower value only takes the slow path sooner.
+ *	- Lowering reserved_offset while calls may run (the registry releasing
+ *	  or claiming a shard; sf_slot_seal, sf_slot_resume_above), with the slot
+ *	  lock held as by every other writer of it: store the lower value, then
+ *	  CAS the state word to a later word ("sealed": it uses up its
+ *	  millisecond; full barrier).  A call whose CAS succeeds after that
+ *	  loaded the new word or a later one, so its read barrier makes it read
+ *	  the lowered value (or a later, durable raise); a call that loaded the
+ *	  word before fails its CAS.  So no ID passes the lowered mark.  The
+ *	  clean-shutdown settle lowers only the mark file, in the postmaster's
+ *	  exit, when no backend is left (it reads the word without a lock).
+ *	- Backward clock steps: a call compares its clock reading with the clock
+ *	  word it loaded before reading the clock, and reports a step only if its
+ *	  CAS of the clock word replaced exactly that word; the word was
+ *	  installed after its reading was taken, so a lower reading is a real
+ *	  step, never two calls' readings arriving in the other order
+ *	  (atomicgen.hpp has the whole argument).  Each step is counted once, in
+ *	  gen under the slot lock, and warned about by that call.
+ *	- Counters: issued and sequence_exhausted are fetch_adds after the CAS,
+ *	  exact once every call has returned; a snapshot may miss calls in flight.
+ *	  A reset races with calls in flight the same way.
+ * The shard index entries, layout_recorded and the other atomic counters
+ * are read and written without a lock (a slot is published in the index
+ * after a write barrier).  The refusal fields are written only by the
+ * postmaster before any backend starts and are read-only afterwards.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,23 +85,58 @@
 /* Backward clock steps at least this large are logged as a WARNING. */
 #define SF_WARN_STEP_MS 10
 
-/* The generator of one shard. */
-typedef struct ShardSlot
+/* snowflake.generator */
+typedef enum SfGenerator
 {
-	LWLock	   *lock;
-	int32		shard_id;
+	SF_GENERATOR_ATOMIC,		/* lock-free fast path, LWLock only for the slow path */
+	SF_GENERATOR_LWLOCK			/* every call under the slot's LWLock (reference) */
+} SfGenerator;
 
-	/* under lock */
-	snowflake::GeneratorState gen;
-	int64		reserved_offset;	/* IDs may carry timestamps up to this */
-	TimestampTz stats_reset;
+/*
+ * The generator of one shard.  Slots are cache-line aligned, so shards do
+ * not share a line.  The first line holds what the lock-free generator
+ * writes on every call (and rarely written counters); the second starts
+ * with what every call only reads (the clock word changes about once a
+ * millisecond), so that backends sharing a shard keep it cached.
+ */
+typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
+{
+	/* lock-free generator (atomic): see atomicgen.hpp and the locking notes */
+	pg_atomic_uint64 state;		/* packed (timestamp, sequence) of the last ID */
+	pg_atomic_uint64 issued;	/* IDs issued (atomic generator) */
+	pg_atomic_uint64 sequence_exhausted;	/* (atomic generator) */
 
 	/* atomics */
 	pg_atomic_uint64 waits;		/* calls that waited for the clock */
 	pg_atomic_uint64 wait_us;	/* total time they waited */
 	pg_atomic_uint64 refusals;	/* calls that failed for clock or capacity */
 	pg_atomic_uint64 inline_mark_writes;	/* mark writes a call waited for */
+
+	/* under lock */
+	TimestampTz stats_reset;
+
+	/* read by every call */
+	alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 clock;	/* last clock reading, tagged */
+	pg_atomic_uint64 reserved_offset;	/* int64: IDs may carry timestamps up to this */
+	LWLock	   *lock;
+	int32		shard_id;
+
+	/* under lock */
+	snowflake::GeneratorState gen;
 } ShardSlot;
+
+/* A slot's reserved_offset (int64 in an unsigned atomic). */
+static inline int64
+sf_reserved(ShardSlot *slot)
+{
+	return (int64) pg_atomic_read_u64(&slot->reserved_offset);
+}
+
+static inline void
+sf_set_reserved(ShardSlot *slot, int64 offset)
+{
+	pg_atomic_write_u64(&slot->reserved_offset, (uint64) offset);
+}
 
 typedef struct SnowflakeShared
 {
@@ -108,6 +184,7 @@ extern int	sf_max_clock_lead;
 extern int	sf_max_clock_wait;
 extern int	sf_max_shards;
 extern bool sf_allow_on_standby;
+extern int	sf_generator;
 extern char *sf_shard_ids;
 void		sf_settings_init(void);
 bool		sf_shard_allowed(int64 shard);
@@ -133,6 +210,15 @@ void		sf_check_origin(Oid fn_oid);
 
 /* snowflake.cpp */
 TimestampTz sf_decoded_timestamptz(int64 unix_ms, int64 id);
+
+/* fastpath.cpp */
+void		sf_fastpath_init_slot(ShardSlot *slot);
+snowflake::Step sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now);
+void		sf_slot_snapshot(ShardSlot *slot, snowflake::GeneratorState *gen,
+							 int64 *reserved, TimestampTz *stats_reset);
+int64		sf_slot_last(ShardSlot *slot, int64 *sequence);
+void		sf_slot_resume_above(ShardSlot *slot, int64 offset);
+int64		sf_slot_seal(ShardSlot *slot);
 
 extern "C" PGDLLEXPORT void snowflake_mark_worker_main(Datum arg);
 

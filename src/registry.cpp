@@ -950,11 +950,13 @@ sf_claim(SfWorker *w, int64 now_ns)
 		ShardSlot  *slot = sf_slot_for_shard(shard, false);
 
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-		snowflake::resume_above(slot->gen, sf_layout, fresh_offset);
-		if (slot->reserved_offset > fresh_offset)
-			slot->reserved_offset = fresh_offset;
-		w->seen_issued = ((uint64) slot->gen.last_offset << sf_layout.sequence_bits) +
-			(uint64) slot->gen.last_sequence;
+		sf_slot_resume_above(slot, fresh_offset);
+		{
+			int64		last_seq;
+			int64		last = sf_slot_last(slot, &last_seq);
+
+			w->seen_issued = ((uint64) last << sf_layout.sequence_bits) + (uint64) last_seq;
+		}
 		LWLockRelease(slot->lock);
 
 		/* the cap of the new shard is its mark in etcd (see sf_registry_cap) */
@@ -1067,12 +1069,13 @@ sf_keep_fresh(SfWorker *w)
 	int64		wanted = (int64) pg_atomic_read_u64(&sf_reg->wanted) - 1;
 	uint64		issued;
 	int64		last;
+	int64		reserved;
+	snowflake::GeneratorState gen;
 
 	/* activity: the last ID's position, not the resettable counters */
-	LWLockAcquire(w->slot->lock, LW_SHARED);
-	last = w->slot->gen.last_offset;
-	issued = ((uint64) last << sf_layout.sequence_bits) + (uint64) w->slot->gen.last_sequence;
-	LWLockRelease(w->slot->lock);
+	sf_slot_snapshot(w->slot, &gen, &reserved, NULL);
+	last = gen.last_offset;
+	issued = ((uint64) last << sf_layout.sequence_bits) + (uint64) gen.last_sequence;
 	if (issued != w->seen_issued)
 	{
 		w->seen_issued = issued;
@@ -1102,11 +1105,10 @@ sf_release(SfWorker *w)
 		w->expired = true;		/* grant off first */
 		sf_set_grant(w);
 		LWLockAcquire(w->slot->lock, LW_EXCLUSIVE);
-		final_offset = w->slot->gen.last_offset;
+		/* lowers reserved_offset to the last ID's timestamp, calls in flight too */
+		final_offset = sf_slot_seal(w->slot);
 		/* from here on no reservation goes above the final mark */
 		pg_atomic_write_u64(&sf_reg->published, (uint64) (final_offset + 1));
-		if (w->slot->reserved_offset > final_offset)
-			w->slot->reserved_offset = final_offset;
 		LWLockRelease(w->slot->lock);
 		if (final_offset >= 0)
 			(void) sf_publish_mark(w, final_offset + sf_layout.epoch_ms, &lost);

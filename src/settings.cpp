@@ -24,6 +24,7 @@ int			sf_max_clock_lead = 1000;
 int			sf_max_clock_wait = 5000;
 int			sf_max_shards = 1024;
 bool		sf_allow_on_standby = false;
+int			sf_generator = SF_GENERATOR_ATOMIC;
 char	   *sf_shard_ids = NULL;
 
 static char *sf_epoch = NULL;
@@ -42,6 +43,12 @@ typedef struct SfShardList
 } SfShardList;
 
 static SfShardList *sf_shard_list = NULL;
+
+static const struct config_enum_entry sf_generator_options[] = {
+	{"atomic", SF_GENERATOR_ATOMIC, false},
+	{"lwlock", SF_GENERATOR_LWLOCK, false},
+	{NULL, 0, false}
+};
 
 
 /* A shard ID must fit the shard field; -1 means "not set". */
@@ -269,6 +276,7 @@ sf_define_settings(void)
 	char	   *raw_shard_id = sf_raw_setting("snowflake.shard_id");
 	char	   *raw_shard_ids = sf_raw_setting("snowflake.shard_ids");
 	char	   *raw_max_shards = sf_raw_setting("snowflake.max_shards");
+	char	   *raw_generator = sf_raw_setting("snowflake.generator");
 	int64		raw_ms, applied_ms;
 
 	DefineCustomStringVariable("snowflake.epoch",
@@ -340,7 +348,7 @@ sf_define_settings(void)
 
 	DefineCustomIntVariable("snowflake.max_shards",
 							"How many distinct shards this server can generate for between restarts.",
-							"Sizes the shared memory for per-shard state: 264 bytes a shard.",
+							"Sizes the shared memory for per-shard state: 384 bytes a shard.",
 							&sf_max_shards,
 							1024,
 							1,
@@ -388,6 +396,20 @@ sf_define_settings(void)
 							 NULL,
 							 NULL);
 
+	DefineCustomEnumVariable("snowflake.generator",
+							 "How calls advance a shard's generator: atomic (lock-free) or lwlock.",
+							 "atomic installs each ID with a compare-and-swap and takes the shard's "
+							 "LWLock only to wait or to move the durable mark; lwlock takes it for "
+							 "every call (the reference implementation).",
+							 &sf_generator,
+							 SF_GENERATOR_ATOMIC,
+							 sf_generator_options,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL,
+							 NULL,
+							 NULL);
+
 	/* the registry's settings (registry.cpp), before the prefix is reserved */
 	sf_registry_define_settings();
 
@@ -410,6 +432,10 @@ sf_define_settings(void)
 					   raw_shard_ids && strcmp(raw_shard_ids, sf_shard_ids) == 0);
 	sf_require_applied("snowflake.max_shards", raw_max_shards,
 					   sf_int_matches(raw_max_shards, sf_max_shards, 0));
+	sf_require_applied("snowflake.generator", raw_generator,
+					   raw_generator &&
+					   pg_strcasecmp(raw_generator,
+									 sf_generator_options[sf_generator].name) == 0);
 }
 
 /* Stops the server when the layout makes no sense. */

@@ -327,17 +327,32 @@ sf_issue(ShardSlot *slot, int64 max_count)
 		snowflake::Step step;
 		int64		now;
 
-		/* the clock is read under the lock so that readings are ordered */
-		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-		now = sf_wall_ms() - sf_layout.epoch_ms;
-		step = snowflake::next_run(slot->gen, sf_layout, slot->shard_id, now,
-								   sf_max_clock_lead, slot->reserved_offset, max_count);
-		if (step.outcome == Outcome::Wait)
+		if (sf_generator == SF_GENERATOR_ATOMIC)
 		{
-			ctx.last_step_ms = slot->gen.last_step_back_ms;
-			ctx.last_step_at = slot->gen.last_step_back_at;
+			/* lock-free; the LWLock only for the slow path below */
+			step = sf_fastpath_step(slot, max_count, &now);
+			if (step.outcome == Outcome::Wait)
+			{
+				LWLockAcquire(slot->lock, LW_SHARED);
+				ctx.last_step_ms = slot->gen.last_step_back_ms;
+				ctx.last_step_at = slot->gen.last_step_back_at;
+				LWLockRelease(slot->lock);
+			}
 		}
-		LWLockRelease(slot->lock);
+		else
+		{
+			/* the clock is read under the lock so that readings are ordered */
+			LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+			now = sf_wall_ms() - sf_layout.epoch_ms;
+			step = snowflake::next_run(slot->gen, sf_layout, slot->shard_id, now,
+									   sf_max_clock_lead, sf_reserved(slot), max_count);
+			if (step.outcome == Outcome::Wait)
+			{
+				ctx.last_step_ms = slot->gen.last_step_back_ms;
+				ctx.last_step_at = slot->gen.last_step_back_at;
+			}
+			LWLockRelease(slot->lock);
+		}
 
 		if (step.stepped_back_ms >= SF_WARN_STEP_MS)
 			sf_warn_step(step.stepped_back_ms, slot->shard_id);
@@ -604,11 +619,7 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		Datum		values[14];
 		bool		nulls[14];
 
-		LWLockAcquire(slot->lock, LW_SHARED);
-		gen = slot->gen;
-		reserved = slot->reserved_offset;
-		reset_at = slot->stats_reset;
-		LWLockRelease(slot->lock);
+		sf_slot_snapshot(slot, &gen, &reserved, &reset_at);
 		now = sf_wall_ms() - sf_layout.epoch_ms;
 
 		memset(nulls, 0, sizeof(nulls));
@@ -653,6 +664,8 @@ snowflake_stats_reset(PG_FUNCTION_ARGS)
 		pg_atomic_write_u64(&slot->wait_us, 0);
 		pg_atomic_write_u64(&slot->refusals, 0);
 		pg_atomic_write_u64(&slot->inline_mark_writes, 0);
+		pg_atomic_write_u64(&slot->issued, 0);
+		pg_atomic_write_u64(&slot->sequence_exhausted, 0);
 	}
 	pg_atomic_write_u64(&sf_shared->mark_writes, 0);
 	PG_RETURN_VOID();

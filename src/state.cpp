@@ -100,7 +100,8 @@ sf_slots_offset(void)
 static Size
 sf_shmem_size(void)
 {
-	return sf_slots_offset() + sizeof(ShardSlot) * (Size) sf_num_slots();
+	/* room to align the slots to a cache line (see sf_slot) */
+	return sf_slots_offset() + PG_CACHE_LINE_SIZE + sizeof(ShardSlot) * (Size) sf_num_slots();
 }
 
 /* The shard index: slot number + 1 of each shard, 0 when it has none. */
@@ -113,7 +114,9 @@ sf_index(void)
 ShardSlot *
 sf_slot(int i)
 {
-	return (ShardSlot *) ((char *) sf_shared + sf_slots_offset()) + i;
+	/* cache-line aligned, so that two shards never share a line */
+	return (ShardSlot *) TYPEALIGN(PG_CACHE_LINE_SIZE,
+								   (char *) sf_shared + sf_slots_offset()) + i;
 }
 
 /* Asks for the shared memory and the lock tranche. */
@@ -326,7 +329,7 @@ sf_slot_for_shard(int64 shard, bool logical)
 		LWLockAcquire(sf_shared->file_lock, LW_SHARED);
 		snowflake::resume_above(slot->gen, sf_layout, sf_shared->resume_offset);
 		LWLockRelease(sf_shared->file_lock);
-		slot->reserved_offset = -1;
+		sf_fastpath_init_slot(slot);
 		slot->stats_reset = GetCurrentTimestamp();
 		pg_atomic_init_u64(&slot->waits, 0);
 		pg_atomic_init_u64(&slot->wait_us, 0);
@@ -659,8 +662,8 @@ sf_raise_reserved(ShardSlot *slot, int64 offset)
 {
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	offset = Min(offset, sf_registry_cap(slot->shard_id));
-	if (offset > slot->reserved_offset)
-		slot->reserved_offset = offset;
+	if (offset > sf_reserved(slot))
+		sf_set_reserved(slot, offset);
 	LWLockRelease(slot->lock);
 }
 
@@ -768,7 +771,7 @@ sf_settle_mark(void)
 	int			used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
 
 	for (int i = 0; i < used; i++)
-		last = Max(last, sf_slot(i)->gen.last_offset);
+		last = Max(last, sf_slot_last(sf_slot(i), NULL));
 	if (last < 0 || last >= sf_durable_offset() || sf_write_mark(last + sf_layout.epoch_ms, &error))
 		return;
 	errno = error.err;
@@ -816,14 +819,14 @@ sf_activity(int used, int64 *last, int64 *reserved)
 
 	for (int i = 0; i < used; i++)
 	{
-		ShardSlot  *slot = sf_slot(i);
+		snowflake::GeneratorState gen;
+		int64		slot_reserved;
 
-		LWLockAcquire(slot->lock, LW_SHARED);
-		activity += ((uint64) slot->gen.last_offset << sf_layout.sequence_bits) +
-			(uint64) slot->gen.last_sequence;
-		*last = Max(*last, slot->gen.last_offset);
-		*reserved = Min(*reserved, slot->reserved_offset);
-		LWLockRelease(slot->lock);
+		sf_slot_snapshot(sf_slot(i), &gen, &slot_reserved, NULL);
+		activity += ((uint64) gen.last_offset << sf_layout.sequence_bits) +
+			(uint64) gen.last_sequence;
+		*last = Max(*last, gen.last_offset);
+		*reserved = Min(*reserved, slot_reserved);
 	}
 	return activity;
 }

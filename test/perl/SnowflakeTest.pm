@@ -1,7 +1,7 @@
 # SnowflakeTest.pm
 #	Helpers shared by the TAP tests that move a server's clock: libfaketime
 #	preloaded into one postmaster only, its clock offset, the reloadable
-#	clock settings, and one shard's counters.
+#	clock settings, and one shard's counters; and the generator under test.
 #
 #	use FindBin;
 #	use lib "$FindBin::RealBin/../perl";
@@ -15,7 +15,8 @@ use warnings;
 use Exporter 'import';
 use Test::More;
 
-our @EXPORT = qw($libfaketime set_clock_ms start_faked clock_settings shard_stats);
+our @EXPORT = qw($libfaketime set_clock_ms start_faked clock_settings shard_stats
+  generator use_generator check_generator);
 
 # Debian's faketime package; tests skip themselves when it is missing.
 our $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
@@ -96,6 +97,32 @@ sub shard_stats
 	my %h;
 	@h{@stat_cols} = @v;
 	return \%h;
+}
+
+# The generator under test: SNOWFLAKE_GENERATOR (scripts/test.sh runs the
+# concurrency, clock and logical-shard tests once per generator), or the
+# default.
+sub generator
+{
+	return $ENV{SNOWFLAKE_GENERATOR} // 'atomic';
+}
+
+# Configures an initialised node for that generator.
+sub use_generator
+{
+	my ($node) = @_;
+	$node->append_conf('postgresql.conf',
+		"snowflake.generator = '" . generator() . "'\n");
+	return;
+}
+
+# Checks that a running node uses it.
+sub check_generator
+{
+	my ($node) = @_;
+	is($node->safe_psql('postgres', 'SHOW snowflake.generator'),
+		generator(), $node->name . ': runs the ' . generator() . ' generator');
+	return;
 }
 
 1;

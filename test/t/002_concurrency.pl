@@ -8,6 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 
 my $shard = 42;
 
@@ -16,7 +19,9 @@ $node->init;
 $node->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'snowflake'\nsnowflake.shard_id = $shard\n"
 	  . "max_connections = 40\n");
+use_generator($node);
 $node->start;
+check_generator($node);
 
 $node->safe_psql(
 	'postgres', q{
@@ -155,7 +160,9 @@ snowflake.sequence_bits = 4
 snowflake.max_clock_lead = '1s'
 max_connections = 40
 });
+use_generator($narrow);
 $narrow->start;
+check_generator($narrow);
 $narrow->safe_psql(
 	'postgres', q{
 	CREATE EXTENSION snowflake;

@@ -82,7 +82,8 @@ sub warned_steps
 
 # Checks that each warned step matches the step that was made (the reported
 # size is the distance from the previous clock reading, so it can be a
-# little smaller than the step, never larger).
+# little smaller than the step, never larger: for the big steps, made after
+# a few psql sessions, by up to half a second on a loaded machine).
 sub check_warned_steps
 {
 	my ($what, $offset, @steps) = @_;
@@ -92,7 +93,8 @@ sub check_warned_steps
 	for my $i (0 .. $#steps)
 	{
 		my $w = $warned[$i] // -1;
-		ok($w >= $steps[$i] - 100 && $w <= $steps[$i] + 1,
+		my $slack = $steps[$i] >= 1000 ? 500 : 100;
+		ok($w >= $steps[$i] - $slack && $w <= $steps[$i] + 1,
 			"$what: WARNING $i reports the step of $steps[$i] ms (reported $w ms)");
 	}
 	return;
@@ -110,7 +112,9 @@ sub all_above
 
 set_clock_ms($node, 0);
 clock_settings($node, 1000, 5000, 0);
+use_generator($node);
 start_faked($node);
+check_generator($node);
 
 # First, make sure the faked clock really moves the server's clock.
 {

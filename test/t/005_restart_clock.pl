@@ -161,7 +161,9 @@ sub start_pgbench
 
 set_clock_ms($node, 0);
 clock_settings($node, 1000, 5000, 0);
+use_generator($node);
 start_faked($node);
+check_generator($node);
 
 $node->safe_psql(
 	'postgres', q{

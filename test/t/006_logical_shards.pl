@@ -20,6 +20,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use Time::HiRes qw(gettimeofday tv_interval usleep);
 
 # Runs a statement and reports how it ended: 'ok', or
@@ -53,7 +56,9 @@ snowflake.shard_ids = '1-8'
 snowflake.sequence_bits = 6
 max_connections = 40
 });
+use_generator($node);
 $node->start;
+check_generator($node);
 
 $node->safe_psql(
 	'postgres', qq{
@@ -370,7 +375,9 @@ snowflake.shard_id = 0
 snowflake.shard_ids = '0-10'
 snowflake.max_shards = 3
 });
+use_generator($capped);
 $capped->start;
+check_generator($capped);
 $capped->safe_psql('postgres', "CREATE EXTENSION snowflake;\n$try_sql");
 
 # The refusal of a shard beyond the cap, SQLSTATE aside: message, detail
