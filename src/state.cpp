@@ -486,6 +486,25 @@ sf_log_layout(void)
 }
 
 /*
+ * A failed write during redo.  An error in the startup process stops replay
+ * and shuts the server down: a standby that carried on without the mark could,
+ * once promoted, issue IDs the old primary already issued.  Started again,
+ * replay resumes from the last restartpoint and writes the file.
+ */
+static void
+sf_report_redo_error(const char *what, const snowflake::FileError &error)
+{
+	errno = error.err;
+	ereport(sf_file_error_level(error, ERROR),
+			(errcode_for_file_access(),
+			 errmsg("could not record the snowflake %s replayed from WAL: "
+					"could not %s \"%s\": %m", what, error.operation, error.path),
+			 errhint("Make pg_snowflake/ in the standby's data directory writable (disk "
+					 "space, permissions) and start the server again: replay continues "
+					 "where it stopped.")));
+}
+
+/*
  * Redo of a layout record: the primary's layout becomes this data
  * directory's recorded layout.  If this server runs with another layout, it
  * refuses from now on (decoding on the standby, and generation once
@@ -525,16 +544,7 @@ sf_redo_layout(XLogReaderState *record)
 	LWLockRelease(sf_shared->file_lock);
 
 	if (!ok)
-	{
-		errno = error.err;
-		ereport(sf_file_error_level(error, ERROR),
-				(errcode_for_file_access(),
-				 errmsg("could not record the snowflake ID layout replayed from WAL: "
-						"could not %s \"%s\": %m", error.operation, error.path),
-				 errhint("Make pg_snowflake/ in the standby's data directory writable (disk "
-						 "space, permissions) and start the server again: replay continues "
-						 "where it stopped.")));
-	}
+		sf_report_redo_error("ID layout", error);
 	if (primary != sf_layout)
 		ereport(WARNING,
 				(errmsg("the snowflake ID layout differs from the one this data directory "
@@ -576,23 +586,8 @@ sf_redo(XLogReaderState *record)
 		sf_shared->resume_offset = mark - sf_layout.epoch_ms;
 	LWLockRelease(sf_shared->file_lock);
 
-	/*
-	 * An error in the startup process stops replay and shuts the server down:
-	 * a standby that carried on without the mark could, once promoted, issue
-	 * IDs the old primary already issued.  Started again, replay resumes from
-	 * the last restartpoint and writes the mark.
-	 */
 	if (!ok)
-	{
-		errno = error.err;
-		ereport(sf_file_error_level(error, ERROR),
-				(errcode_for_file_access(),
-				 errmsg("could not record the snowflake high-water mark replayed from WAL: "
-						"could not %s \"%s\": %m", error.operation, error.path),
-				 errhint("Make pg_snowflake/ in the standby's data directory writable (disk "
-						 "space, permissions) and start the server again: replay continues "
-						 "where it stopped.")));
-	}
+		sf_report_redo_error("high-water mark", error);
 }
 
 static void
