@@ -364,7 +364,8 @@ sf_registry_shmem_startup(void)
 /*---- the checks of generating calls ----*/
 
 /* Raises the error that says why this server may not generate now. */
-static void pg_attribute_noreturn()
+/* [[noreturn]]: PostgreSQL 18 dropped pg_attribute_noreturn() for pg_noreturn */
+[[noreturn]] static void
 sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 {
 	SfRegState	state;
