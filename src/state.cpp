@@ -735,8 +735,9 @@ sf_raise_floor(int64 offset)
 	{
 		ShardSlot  *slot = sf_slot(i);
 
+		/* both generators; the next call re-reserves up to the mark if needed */
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-		snowflake::resume_above(slot->gen, sf_layout, offset);
+		sf_slot_resume_above(slot, offset);
 		LWLockRelease(slot->lock);
 	}
 	LWLockRelease(sf_shared->file_lock);
