@@ -125,9 +125,7 @@ typedef struct SfRegistryShared
 
 static SfRegistryShared *sf_reg = NULL;
 
-#if PG_VERSION_NUM >= 150000
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* Resolution of CLOCK_MONOTONIC_COARSE, in ms, rounded up (at least 1). */
@@ -329,10 +327,8 @@ sf_mono_to_timestamptz(int64 mono_ns)
 static void
 sf_registry_shmem_request(void)
 {
-#if PG_VERSION_NUM >= 150000
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-#endif
 	RequestAddinShmemSpace(MAXALIGN(sizeof(SfRegistryShared)));
 }
 
@@ -1267,12 +1263,8 @@ sf_registry_init(void)
 {
 	BackgroundWorker worker;
 
-#if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = sf_registry_shmem_request;
-#else
-	sf_registry_shmem_request();
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = sf_registry_shmem_startup;
 
@@ -1328,6 +1320,9 @@ snowflake_registry(PG_FUNCTION_ARGS)
 	/* the worker may be busy with a request when the deadline passes */
 	if (copy.state == REG_HELD && !sf_registry_check_quiet())
 		copy.state = REG_EXPIRED;
+	/* a standby claims nothing: its worker starts at promotion */
+	if (RecoveryInProgress())
+		copy.state = REG_OFF;
 	values[3] = CStringGetTextDatum(sf_state_names[copy.state]);
 	values[4] = Int32GetDatum(copy.shard);
 	nulls[4] = copy.shard < 0;

@@ -217,8 +217,8 @@ $s->init_from_backup($p, 'b', has_streaming => 1);
 $s->start;
 $p->safe_psql('postgres', 'INSERT INTO t (c) SELECT 2 FROM generate_series(1, 1000)');
 $p->wait_for_catchup($s);
-is($s->safe_psql('postgres', 'SELECT shard_id IS NULL AND NOT generating FROM snowflake_registry'),
-	't', 'the standby holds no shard');
+is($s->safe_psql('postgres', 'SELECT state, shard_id IS NULL, generating FROM snowflake_registry'),
+	'off|t|f', 'the standby holds no shard: state "off", no shard, not generating');
 is($etcd->ctl('get', '--prefix', '--keys-only', '/snowflake/standby/shards/') =~ tr/\n// > 0 ? 1 : 0,
 	1, 'etcd has keys of the primary');
 unlike(holder_in_etcd($etcd, '/snowflake/standby', 10 + 11 - $p_shard), qr/\S/,
