@@ -34,6 +34,12 @@
  * that claims a shard resumes strictly above its mark, whoever published it,
  * so whatever a previous, perhaps still running, holder issued lies below.
  *
+ * Errors.  Nothing about etcd is ever an ERROR: a failed or garbled request
+ * is a state and a last_error in the view, and the worker retries.  The
+ * worker's libcurl handle lives in plain memory with no destructor; should
+ * something else raise an ERROR in the worker (out of memory), the process
+ * exits, its exit callback clears the grant, and the postmaster restarts it.
+ *
  * Locking.  "grant", "published", "pub_shard" and "wanted" are atomics.  The
  * display fields (state, errors, counters for the view) are guarded by the
  * spinlock "mutex", held only to copy them.  The worker resumes the slot of
