@@ -11,12 +11,13 @@ namespace snowflake
 {
 
 AtomicStep
-advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
+advance_word_slow(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 			 int64_t max_lead_ms, int64_t reserved_offset, int64_t max_count) noexcept
 {
 	GeneratorState st = kFreshState;
 	AtomicStep	s;
 
+	/* the general case: whatever next_run decides */
 	st.last_offset = word_offset(l, word);
 	st.last_sequence = word_sequence(l, word);
 	/* no last_clock: backward steps are the clock word's business */

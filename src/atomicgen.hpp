@@ -84,15 +84,55 @@ struct AtomicStep
 	bool		exhausted;		/* Issued: the last millisecond's sequence was used up */
 };
 
+/* advance_word's general case: next_run() on the unpacked state. */
+AtomicStep advance_word_slow(const Layout &l, int64_t shard, uint64_t word, int64_t now,
+							 int64_t max_lead_ms, int64_t reserved_offset,
+							 int64_t max_count) noexcept;
+
 /*
  * The pure step: given the state word read, the clock reading and the
  * limits, the word to install (and the ID run it stands for), or why not.
  * Exactly next_run() on the unpacked state, so both generators issue the
- * same IDs from the same state and clock.
+ * same IDs from the same state and clock (the unit tests compare them).  The
+ * two common cases, a new millisecond and the next sequence number of the
+ * current one, are computed here, inline; everything else (a used-up
+ * millisecond, waits, reservations, refusals) goes to advance_word_slow.
  */
-AtomicStep advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
-						int64_t max_lead_ms, int64_t reserved_offset,
-						int64_t max_count) noexcept;
+inline AtomicStep
+advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
+			 int64_t max_lead_ms, int64_t reserved_offset, int64_t max_count) noexcept
+{
+	int64_t		last = word_offset(l, word);
+	int64_t		seq = word_sequence(l, word);
+	int64_t		ts;
+	int64_t		behind = 0;
+
+	if (now > last)
+	{
+		ts = now;
+		seq = 0;
+	}
+	else if (seq < l.max_sequence())
+	{
+		ts = last;
+		seq++;
+		behind = last - now;
+	}
+	else
+		return advance_word_slow(l, shard, word, now, max_lead_ms, reserved_offset, max_count);
+	if (ts < 0 || ts > l.max_offset_ms() || behind > max_lead_ms || ts > reserved_offset)
+		return advance_word_slow(l, shard, word, now, max_lead_ms, reserved_offset, max_count);
+
+	int64_t		count = l.max_sequence() - seq + 1;
+	AtomicStep	s;
+
+	if (max_count < count)
+		count = max_count < 1 ? 1 : max_count;
+	s.step = Step{Outcome::Issued, encode(l, ts, shard, seq), count, 0, 0, behind, 0};
+	s.word = pack_state(l, ts, seq + count - 1);
+	s.exhausted = false;
+	return s;
+}
 
 /* Counts a backward clock step in a state's counters, as next_run does. */
 void note_step_back(GeneratorState &state, int64_t stepped_back_ms, int64_t now) noexcept;

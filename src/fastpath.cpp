@@ -68,13 +68,13 @@ sf_fastpath_init_slot(ShardSlot *slot)
 }
 
 /*
- * One lock-free step: issues a run of up to max_count IDs, or says why not
- * (Wait, NeedReservation and the refusals are handled by the caller, as for
- * the LWLock generator).  Takes the slot's lock only to count a backward
+ * One lock-free step: issues a run of up to max_count IDs into *step, or
+ * says why not (Wait, NeedReservation and the refusals are handled by the
+ * caller, as for the LWLock generator).  Takes the slot's lock only to count a backward
  * clock step.
  */
-snowflake::Step
-sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now)
+void
+sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *step)
 {
 	SfSlotOps	ops = {slot};
 	int64_t		reading;
@@ -94,7 +94,7 @@ sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now)
 		snowflake::note_step_back(slot->gen, s.step.stepped_back_ms, reading);
 		LWLockRelease(slot->lock);
 	}
-	return s.step;
+	*step = s.step;
 }
 
 /*

@@ -213,7 +213,8 @@ TimestampTz sf_decoded_timestamptz(int64 unix_ms, int64 id);
 
 /* fastpath.cpp */
 void		sf_fastpath_init_slot(ShardSlot *slot);
-snowflake::Step sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now);
+void		sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now,
+							 snowflake::Step *step);
 void		sf_slot_snapshot(ShardSlot *slot, snowflake::GeneratorState *gen,
 							 int64 *reserved, TimestampTz *stats_reset);
 int64		sf_slot_last(ShardSlot *slot, int64 *sequence);

@@ -314,10 +314,11 @@ sf_prepare(int64 shard, bool explicit_shard)
 /*
  * Issues a run of up to max_count consecutive IDs for a shard: waits for the
  * clock and moves the durable mark as needed, or raises the error that says
- * why it cannot.
+ * why it cannot.  Returns the first ID; *count (if given) gets the run's
+ * length.  (Plain integers rather than a Step: this is the hot path.)
  */
-static snowflake::Step
-sf_issue(ShardSlot *slot, int64 max_count)
+static int64
+sf_issue(ShardSlot *slot, int64 max_count, int64 *count)
 {
 	SfWaitContext ctx = {-1, 0, 0};
 	int64		registry_wait_us = -1;
@@ -330,7 +331,7 @@ sf_issue(ShardSlot *slot, int64 max_count)
 		if (sf_generator == SF_GENERATOR_ATOMIC)
 		{
 			/* lock-free; the LWLock only for the slow path below */
-			step = sf_fastpath_step(slot, max_count, &now);
+			sf_fastpath_step(slot, max_count, &now, &step);
 			if (step.outcome == Outcome::Wait)
 			{
 				LWLockAcquire(slot->lock, LW_SHARED);
@@ -360,7 +361,9 @@ sf_issue(ShardSlot *slot, int64 max_count)
 		switch (step.outcome)
 		{
 			case Outcome::Issued:
-				return step;
+				if (count)
+					*count = step.count;
+				return step.id;
 			case Outcome::Wait:
 				sf_wait_for_clock(slot, step, now, &ctx);
 				break;
@@ -397,7 +400,7 @@ snowflake_nextval(PG_FUNCTION_ARGS)
 	ShardSlot  *slot = sf_prepare(sf_shard_id, false);
 
 	sf_check_origin(fcinfo->flinfo->fn_oid);
-	PG_RETURN_INT64(sf_issue(slot, 1).id);
+	PG_RETURN_INT64(sf_issue(slot, 1, NULL));
 }
 
 extern "C" Datum
@@ -406,7 +409,7 @@ snowflake_nextval_shard(PG_FUNCTION_ARGS)
 	ShardSlot  *slot = sf_prepare(PG_GETARG_INT32(0), true);
 
 	sf_check_origin(fcinfo->flinfo->fn_oid);
-	PG_RETURN_INT64(sf_issue(slot, 1).id);
+	PG_RETURN_INT64(sf_issue(slot, 1, NULL));
 }
 
 #define SF_MAX_BATCH 10000000
@@ -467,15 +470,10 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		SRF_RETURN_DONE(funcctx);
 	if (batch->run_left == 0)
 	{
-		snowflake::Step step;
-
 		/* the first run was checked by sf_prepare; a reload may since have moved the shard */
 		if ((uint64) batch->remaining < funcctx->max_calls)
 			(void) sf_check_right(batch->shard, batch->explicit_shard);
-		step = sf_issue(batch->slot, batch->remaining);
-
-		batch->next_id = step.id;
-		batch->run_left = step.count;
+		batch->next_id = sf_issue(batch->slot, batch->remaining, &batch->run_left);
 	}
 	batch->remaining--;
 	batch->run_left--;

@@ -241,6 +241,7 @@ TEST(AtomicWordTest, AdvanceWordAgreesWithNextRun)
 		{
 			ASSERT_EQ(a.id, b.step.id);
 			ASSERT_EQ(a.count, b.step.count);
+			ASSERT_EQ(a.behind_ms, b.step.behind_ms);
 			ASSERT_EQ(b.exhausted, st.sequence_exhausted != exhausted_before);
 			word = b.word;
 			issued++;
