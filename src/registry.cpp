@@ -84,8 +84,6 @@ static SfPool *sf_pool = NULL;
 
 /*---- shared state ----*/
 
-#define SF_GRANT_SHIFT 43
-#define SF_GRANT_MASK ((UINT64CONST(1) << SF_GRANT_SHIFT) - 1)
 
 typedef enum SfRegState
 {
@@ -299,6 +297,9 @@ sf_registry_define_settings(void)
 	sf_registry_enabled = sf_registry[0] != '\0';
 }
 
+/* The grant in shared memory, for the inline check in registry.hpp. */
+pg_atomic_uint64 *sf_registry_grant = NULL;
+
 /*---- clocks ----*/
 
 static int64
@@ -310,14 +311,6 @@ sf_clock_ns(clockid_t clock)
 	return (int64) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static inline int64
-sf_coarse_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A monotonic instant (ns) as wall-clock time, for the view. */
 static TimestampTz
@@ -361,13 +354,13 @@ sf_registry_shmem_startup(void)
 		sf_reg->published_ms = -1;
 	}
 	LWLockRelease(AddinShmemInitLock);
+	sf_registry_grant = &sf_reg->grant;
 }
 
 /*---- the checks of generating calls ----*/
 
 /* Raises the error that says why this server may not generate now. */
-/* [[noreturn]]: PostgreSQL 18 dropped pg_attribute_noreturn() for pg_noreturn */
-[[noreturn]] static void
+void
 sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 {
 	SfRegState	state;
@@ -421,18 +414,6 @@ sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 					   sf_shard_id >= 0 ? "snowflake.shard_id" : "snowflake.registry_shards",
 					   sf_registry, sf_registry_prefix, error[0] ? error : "none"),
 			 errhint("The worker keeps trying; see the snowflake_registry view.")));
-}
-
-int64
-sf_registry_check(int64 shard, bool explicit_shard)
-{
-	uint64		grant = pg_atomic_read_u64(&sf_reg->grant);
-	int64		held = (int64) (grant >> SF_GRANT_SHIFT) - 1;
-
-	if (likely(held >= 0 && sf_coarse_ms() < (int64) (grant & SF_GRANT_MASK) &&
-			   (!explicit_shard || shard == held)))
-		return held;
-	sf_registry_refuse(shard, explicit_shard, held);
 }
 
 int64
@@ -1296,7 +1277,7 @@ sf_registry_check_quiet(void)
 {
 	uint64		grant = pg_atomic_read_u64(&sf_reg->grant);
 
-	return (grant >> SF_GRANT_SHIFT) > 0 && sf_coarse_ms() < (int64) (grant & SF_GRANT_MASK);
+	return (grant >> SF_GRANT_SHIFT) > 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK);
 }
 
 extern "C" Datum

@@ -10,6 +10,8 @@
 #ifndef SNOWFLAKE_REGISTRY_HPP
 #define SNOWFLAKE_REGISTRY_HPP
 
+#include <ctime>
+
 #include "glue.hpp"
 
 /* snowflake.registry is set (fixed at server start). */
@@ -21,12 +23,44 @@ void		sf_registry_define_settings(void);
 void		sf_registry_init(void);
 
 /*
+ * The grant the registry worker publishes: (shard + 1) << SF_GRANT_SHIFT |
+ * the lease deadline in CLOCK_MONOTONIC milliseconds, less the coarse
+ * clock's resolution; 0 while nothing is held.
+ */
+#define SF_GRANT_SHIFT 43
+#define SF_GRANT_MASK ((UINT64CONST(1) << SF_GRANT_SHIFT) - 1)
+extern pg_atomic_uint64 *sf_registry_grant;
+
+/* Raises the error that says why this server may not generate now. */
+[[noreturn]] void sf_registry_refuse(int64 shard, bool explicit_shard, int64 held);
+
+/* CLOCK_MONOTONIC_COARSE in ms: a few ns (the precise clock costs about 24). */
+static inline int64
+sf_registry_coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
  * The fencing check of every generating call: returns the shard this server
  * holds, or errors out unless it holds one under a lease known to be valid
  * (and, for an explicit shard, unless it is that one).  One atomic read and
- * one coarse monotonic clock read.
+ * one coarse monotonic clock read, inline.
  */
-int64		sf_registry_check(int64 shard, bool explicit_shard);
+static inline int64
+sf_registry_check(int64 shard, bool explicit_shard)
+{
+	uint64		grant = pg_atomic_read_u64(sf_registry_grant);
+	int64		held = (int64) (grant >> SF_GRANT_SHIFT) - 1;
+
+	if (likely(held >= 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK) &&
+			   (!explicit_shard || shard == held)))
+		return held;
+	sf_registry_refuse(shard, explicit_shard, held);
+}
 
 /*
  * The highest layout offset a slot's reserved_offset may reach: the
