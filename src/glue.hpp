@@ -63,8 +63,11 @@
  *	  A reset races with calls in flight the same way.
  * The shard index entries, layout_recorded and the other atomic counters
  * are read and written without a lock (a slot is published in the index
- * after a write barrier).  The refusal fields are written only by the
- * postmaster before any backend starts and are read-only afterwards.
+ * after a write barrier).  The refusal fields are written by the postmaster
+ * before any backend starts, or once by the redo of a layout record that
+ * differs from this server's (text, write barrier, then the flag; readers
+ * read the flag, then a read barrier, then the text); never cleared.  The
+ * lineage is written by the postmaster at start and read-only afterwards.
  *
  *-------------------------------------------------------------------------
  */
