@@ -5,9 +5,12 @@
 #
 #   bash bench/run.sh            # full run (about 10 minutes), results in bench/results/
 #   bash bench/run.sh --quick    # smaller sizes, fewer rounds (under 2 minutes)
+#   bash bench/run.sh --contention [--quick]   # atomic vs lwlock generator, 1-8 backends
+#                                              # (about 6 minutes; quick about 2)
 #
 # Run as root (like scripts/demo.sh: servers run as the postgres user) or as
-# a non-root user that may run initdb.  Writes bench/results/latest.{md,csv,png}.
+# a non-root user that may run initdb.  Writes bench/results/latest.{md,csv,png}
+# (--contention: bench/results/contention.{md,csv,png}).
 # The scratch servers live in a temporary folder (under $TMPDIR or /tmp) and
 # are stopped and removed on exit, also after a failure or Ctrl-C.
 set -euo pipefail
@@ -56,7 +59,12 @@ trap cleanup EXIT
 
 # Python runs in the background so that a signal to this script is acted on at
 # once: it is passed on, Python stops its servers, then cleanup runs.
-python3 "$BENCH/bench.py" --work "$WORK" --results "$BENCH/results" "$@" &
+script=bench.py
+args=()
+for a in "$@"; do
+  if [ "$a" = "--contention" ]; then script=contention.py; else args+=("$a"); fi
+done
+python3 "$BENCH/$script" --work "$WORK" --results "$BENCH/results" ${args[@]+"${args[@]}"} &
 PY=$!
 trap 'kill -TERM $PY 2>/dev/null; wait $PY; exit 130' INT
 trap 'kill -TERM $PY 2>/dev/null; wait $PY; exit 143' TERM
