@@ -98,6 +98,7 @@ my $taken_after = time - $frozen_at;
 ok($taken_after >= $lease * 0.8,
 	sprintf('f2 took shard 3 only once the lease could have expired (%.1f s, lease %d s)',
 		$taken_after, $lease));
+diag(sprintf('frozen holder: f2 took shard 3 %.1f s after f1 froze (lease %d s)', $taken_after, $lease));
 is(held_shard($f2), 3, 'f2 holds shard 3');
 $f2->safe_psql('postgres', 'INSERT INTO t (c) SELECT -1 FROM generate_series(1, 2000)');
 $f2->safe_psql('postgres',
@@ -183,6 +184,8 @@ my $refused_after = time - $killed_at;
 like($err, qr/refused after [\d.]+ s: cannot generate snowflake IDs: the registry lease of shard $q_shard is not known to be valid/,
 	'without quorum, generation stops with "the registry lease ... is not known to be valid"');
 my ($after) = $err =~ /refused after ([\d.]+) s/;
+diag(sprintf('quorum lost: generation went on for %s s, then refused (lease 4 s, deadline TTL - TTL/5 after the last renewal)',
+	$after // '?'));
 ok(defined $after && $after > 0.5,
 	sprintf('generation went on after the quorum was lost (%.2f s)', $after // -1));
 ok($refused_after <= 4 + 1,
