@@ -3,7 +3,7 @@
 EXTENSION  = snowflake
 MODULE_big = snowflake
 OBJS       = src/core.o src/atomicgen.o src/statefile.o src/settings.o src/state.o src/origin.o \
-             src/fastpath.o src/snowflake.o src/etcd.o src/registry.o
+             src/seqstart.o src/layouts.o src/fastpath.o src/snowflake.o src/etcd.o src/registry.o
 # relative to the source folder, also in out-of-tree builds
 DATA       = $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/snowflake--*.sql))
 PGFILEDESC = "snowflake - Snowflake ID generator"
@@ -19,7 +19,7 @@ PG_CPPFLAGS = -I$(srcdir)/src -isystem $(shell $(PG_CONFIG) --includedir-server)
 # pg_regress runs on a temporary instance that preloads the library; with
 # REGRESS_INSTANCE=existing it uses the server PGHOST/PGPORT name instead,
 # which must include test/regress.conf (debian/tests/installcheck does).
-REGRESS      = setup decode nextval shards ranges text stats settings units
+REGRESS      = setup decode nextval shards ranges text stats settings units seqstart layouts
 REGRESS_INSTANCE ?= temp
 ifeq ($(REGRESS_INSTANCE),temp)
 REGRESS_OPTS = --temp-instance=./tmp_check_regress \

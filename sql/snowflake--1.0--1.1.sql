@@ -130,3 +130,43 @@ COMMENT ON FUNCTION snowflake_adopt_database(timestamptz) IS
 'adopts a database moved from another cluster without its snowflake state: resumes above its largest ID in columns defaulting to snowflake functions (and above at_least), then records this cluster as its origin';
 
 REVOKE ALL ON FUNCTION snowflake_adopt_database(timestamptz) FROM PUBLIC;
+-- Decoding other systems' IDs by layout name (twitter, discord, instagram,
+-- sonyflake, mastodon, or snowflake for this server's own).  IMMUTABLE: the
+-- named layouts are constants; "snowflake" is fixed at server start and
+-- checked against the data directory, as for snowflake_decode(id).
+CREATE FUNCTION snowflake_timestamp(id bigint, layout text)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'snowflake_timestamp_layout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_timestamp(bigint, text) IS
+'creation time carried by an ID of a named layout: twitter, discord, instagram, sonyflake, mastodon, or snowflake (this server''s)';
+
+CREATE FUNCTION snowflake_shard_id(id bigint, layout text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowflake_shard_id_layout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_shard_id(bigint, text) IS
+'the whole shard field (machine, worker, ...) of an ID of a named layout; NULL for a layout without one (mastodon)';
+
+CREATE FUNCTION snowflake_sequence(id bigint, layout text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowflake_sequence_layout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_sequence(bigint, text) IS
+'sequence field of an ID of a named layout';
+
+CREATE FUNCTION snowflake_decode(id bigint, layout text,
+    OUT created_at timestamptz,
+    OUT shard_id integer,
+    OUT sequence integer,
+    OUT shard_high integer,
+    OUT shard_low integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_decode_layout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_decode(bigint, text) IS
+'all fields of an ID of a named layout; shard_high/shard_low split a two-part shard field (twitter: datacenter, worker; discord: worker, process)';

@@ -12,7 +12,8 @@ namespace snowflake
 
 AtomicStep
 advance_word_slow(const Layout &l, int64_t shard, uint64_t word, int64_t now,
-			 int64_t max_lead_ms, int64_t reserved_offset, int64_t max_count) noexcept
+				  int64_t max_lead_ms, int64_t reserved_offset, int64_t max_count,
+				  int64_t start_sequence) noexcept
 {
 	GeneratorState st = kFreshState;
 	AtomicStep	s;
@@ -21,7 +22,7 @@ advance_word_slow(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 	st.last_offset = word_offset(l, word);
 	st.last_sequence = word_sequence(l, word);
 	/* no last_clock: backward steps are the clock word's business */
-	s.step = next_run(st, l, shard, now, max_lead_ms, reserved_offset, max_count);
+	s.step = next_run(st, l, shard, now, max_lead_ms, reserved_offset, max_count, start_sequence);
 	s.word = pack_state(l, st.last_offset, st.last_sequence);
 	s.exhausted = st.sequence_exhausted != 0;
 	return s;

@@ -87,7 +87,7 @@ struct AtomicStep
 /* advance_word's general case: next_run() on the unpacked state. */
 AtomicStep advance_word_slow(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 							 int64_t max_lead_ms, int64_t reserved_offset,
-							 int64_t max_count) noexcept;
+							 int64_t max_count, int64_t start_sequence = 0) noexcept;
 
 /*
  * The pure step: given the state word read, the clock reading and the
@@ -100,7 +100,8 @@ AtomicStep advance_word_slow(const Layout &l, int64_t shard, uint64_t word, int6
  */
 inline AtomicStep
 advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
-			 int64_t max_lead_ms, int64_t reserved_offset, int64_t max_count) noexcept
+			 int64_t max_lead_ms, int64_t reserved_offset, int64_t max_count,
+			 int64_t start_sequence = 0) noexcept
 {
 	int64_t		last = word_offset(l, word);
 	int64_t		seq = word_sequence(l, word);
@@ -109,8 +110,9 @@ advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 
 	if (now > last)
 	{
+		/* the clock opened a new millisecond: it starts at the draw (next_run) */
 		ts = now;
-		seq = 0;
+		seq = (start_sequence > 0 && start_sequence <= l.max_sequence()) ? start_sequence : 0;
 	}
 	else if (seq < l.max_sequence())
 	{
@@ -119,9 +121,11 @@ advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 		behind = last - now;
 	}
 	else
-		return advance_word_slow(l, shard, word, now, max_lead_ms, reserved_offset, max_count);
+		return advance_word_slow(l, shard, word, now, max_lead_ms, reserved_offset, max_count,
+								 start_sequence);
 	if (ts < 0 || ts > l.max_offset_ms() || behind > max_lead_ms || ts > reserved_offset)
-		return advance_word_slow(l, shard, word, now, max_lead_ms, reserved_offset, max_count);
+		return advance_word_slow(l, shard, word, now, max_lead_ms, reserved_offset, max_count,
+								 start_sequence);
 
 	int64_t		count = l.max_sequence() - seq + 1;
 	AtomicStep	s;
@@ -179,12 +183,14 @@ uint64_t seal_word(const Layout &l, uint64_t word) noexcept;
  * the lowered word.  The tag makes a word never recur (barring 2^18 installs
  * during one call's window), so a stale CAS cannot succeed by an ABA.
  *
- * *now_out gets the clock reading used.
+ * *now_out gets the clock reading used.  start_sequence is next_run's: the
+ * sequence a millisecond the clock opens starts at (snowflake.sequence_start),
+ * drawn once per call by the caller; a retry reuses it.
  */
 template <typename Ops>
 AtomicStep
 atomic_issue(Ops &ops, const Layout &l, int64_t shard, int64_t max_lead_ms,
-			 int64_t max_count, int64_t *now_out) noexcept
+			 int64_t max_count, int64_t *now_out, int64_t start_sequence = 0) noexcept
 {
 	uint64_t	clock_word = ops.load_clock();
 	uint64_t	word = ops.load_state();
@@ -198,7 +204,8 @@ atomic_issue(Ops &ops, const Layout &l, int64_t shard, int64_t max_lead_ms,
 	*now_out = now;
 	for (;;)
 	{
-		AtomicStep	s = advance_word(l, shard, word, now, max_lead_ms, reserved, max_count);
+		AtomicStep	s = advance_word(l, shard, word, now, max_lead_ms, reserved, max_count,
+									 start_sequence);
 
 		s.step.stepped_back_ms = stepped_back;
 		if (s.step.outcome != Outcome::Issued || ops.cas_state(word, s.word))

@@ -361,7 +361,8 @@ resume_above(GeneratorState &st, const Layout &l, int64_t mark_offset) noexcept
 
 Step
 next_run(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
-		 int64_t max_lead_ms, int64_t reserved_offset, int64_t max_count) noexcept
+		 int64_t max_lead_ms, int64_t reserved_offset, int64_t max_count,
+		 int64_t start_sequence) noexcept
 {
 	int64_t		ts;
 	int64_t		seq;
@@ -381,8 +382,9 @@ next_run(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
 
 	if (now > st.last_offset)
 	{
+		/* the clock moved on: a new millisecond, at the drawn start */
 		ts = now;
-		seq = 0;
+		seq = (start_sequence > 0 && start_sequence <= l.max_sequence()) ? start_sequence : 0;
 	}
 	else
 	{
@@ -438,9 +440,9 @@ next_run(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
 
 Step
 next_id(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
-		int64_t max_lead_ms, int64_t reserved_offset) noexcept
+		int64_t max_lead_ms, int64_t reserved_offset, int64_t start_sequence) noexcept
 {
-	return next_run(st, l, shard, now, max_lead_ms, reserved_offset, 1);
+	return next_run(st, l, shard, now, max_lead_ms, reserved_offset, 1, start_sequence);
 }
 
 namespace
@@ -566,6 +568,94 @@ shard_in_ranges(const ShardRange *ranges, int count, int64_t shard) noexcept
 		if (shard >= ranges[i].lo && shard <= ranges[i].hi)
 			return true;
 	return false;
+}
+
+/*
+ * Published descriptions (see README, "Decoding other systems' IDs"):
+ *	twitter		41 bits ms since 1288834974657 | 5 datacenter | 5 worker | 12 sequence
+ *	discord		42 bits ms since 2015-01-01 | 5 worker | 5 process | 12 increment
+ *	instagram	41 bits ms since 1314220021721 | 13 shard | 10 sequence
+ *	sonyflake	39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine
+ *	mastodon	48 bits ms since 1970-01-01 | 16 bits (hashed sequence)
+ * The time field takes every bit above the others, so a 41- and a 42-bit
+ * field decode alike for the non-negative IDs a bigint holds.
+ */
+const NamedLayout kNamedLayouts[] = {
+	{"twitter", INT64_C(1288834974657), 1, 10, 5, 12, false},
+	{"discord", INT64_C(1420070400000), 1, 10, 5, 12, false},
+	{"instagram", INT64_C(1314220021721), 1, 13, 0, 10, false},
+	{"sonyflake", INT64_C(1409529600000), 10, 16, 0, 8, true},
+	{"mastodon", 0, 1, 0, 0, 16, false},
+};
+const int	kNamedLayoutCount = (int) (sizeof(kNamedLayouts) / sizeof(kNamedLayouts[0]));
+
+const NamedLayout *
+find_named_layout(const char *name, size_t len) noexcept
+{
+	for (int i = 0; i < kNamedLayoutCount; i++)
+	{
+		const char *known = kNamedLayouts[i].name;
+		size_t		k = 0;
+
+		for (; k < len && known[k] != '\0'; k++)
+		{
+			char		c = name[k];
+
+			if (c >= 'A' && c <= 'Z')
+				c = (char) (c - 'A' + 'a');
+			if (c != known[k])
+				break;
+		}
+		if (k == len && known[k] == '\0')
+			return &kNamedLayouts[i];
+	}
+	return nullptr;
+}
+
+int
+list_named_layouts(char *buf, size_t buflen) noexcept
+{
+	size_t		n = 0;
+
+	if (buflen == 0)
+		return 0;
+	buf[0] = '\0';
+	for (int i = 0; i < kNamedLayoutCount && n < buflen; i++)
+	{
+		int			w = snprintf(buf + n, buflen - n, "%s%s", i ? ", " : "",
+								 kNamedLayouts[i].name);
+
+		if (w > 0)
+			n += (size_t) w;
+	}
+	return n < buflen ? (int) n : (int) buflen - 1;
+}
+
+bool
+decode_named(const NamedLayout &l, int64_t id, NamedDecoded *out) noexcept
+{
+	const uint64_t u = (uint64_t) id;
+	const int	low = l.shard_bits + l.sequence_bits;
+	const uint64_t shard_mask = (UINT64_C(1) << l.shard_bits) - 1;
+	const uint64_t seq_mask = (UINT64_C(1) << l.sequence_bits) - 1;
+	const int64_t units = (int64_t) (u >> low);
+
+	if (l.sequence_above_shard)
+	{
+		out->shard = (int64_t) (u & shard_mask);
+		out->sequence = (int64_t) ((u >> l.shard_bits) & seq_mask);
+	}
+	else
+	{
+		out->shard = (int64_t) ((u >> l.sequence_bits) & shard_mask);
+		out->sequence = (int64_t) (u & seq_mask);
+	}
+	out->shard_high = out->shard >> l.shard_low_bits;
+	out->shard_low = out->shard & ((INT64_C(1) << l.shard_low_bits) - 1);
+	if (l.unit_ms <= 0 || units > (INT64_MAX - (l.epoch_ms > 0 ? l.epoch_ms : 0)) / l.unit_ms)
+		return false;
+	out->unix_ms = l.epoch_ms + units * l.unit_ms;
+	return true;
 }
 
 int

@@ -225,7 +225,8 @@ constexpr int64_t kNoReservation = INT64_MAX;
  */
 Step next_id(GeneratorState &state, const Layout &layout, int64_t shard,
 			 int64_t now_offset, int64_t max_lead_ms,
-			 int64_t reserved_offset = kNoReservation) noexcept;
+			 int64_t reserved_offset = kNoReservation,
+			 int64_t start_sequence = 0) noexcept;
 
 /*
  * Like next_id, but issues a run of up to max_count consecutive IDs at once:
@@ -235,7 +236,47 @@ Step next_id(GeneratorState &state, const Layout &layout, int64_t shard,
  */
 Step next_run(GeneratorState &state, const Layout &layout, int64_t shard,
 			  int64_t now_offset, int64_t max_lead_ms, int64_t reserved_offset,
-			  int64_t max_count) noexcept;
+			  int64_t max_count, int64_t start_sequence = 0) noexcept;
+
+/*
+ * Random sequence start (snowflake.sequence_start = 'random').  When the
+ * clock has moved past the last ID's millisecond, next_run() starts the new
+ * millisecond at start_sequence instead of 0; a millisecond borrowed because
+ * the previous one's sequence ran out still starts at 0, so the per-shard
+ * ceiling under sustained load is unchanged.  The caller draws
+ * start_sequence in [0, random_start_bound(layout)): a sixteenth of the
+ * sequence range (256 of 4,096 with 12 bits), so a millisecond whose clock
+ * tick starts it loses at most 1/16 of its IDs (1/32 on average).  The core
+ * stays deterministic: the draw is a parameter, the generator below is the
+ * glue's per-backend source of it.
+ */
+constexpr int64_t
+random_start_bound(const Layout &l) noexcept
+{
+	return l.sequence_bits > 4 ? INT64_C(1) << (l.sequence_bits - 4) : 1;
+}
+
+/* xorshift64*: a tiny, lock-free, per-backend pseudo-random generator. */
+struct Xorshift64
+{
+	uint64_t	state;			/* never 0 */
+
+	uint64_t next() noexcept
+	{
+		state ^= state >> 12;
+		state ^= state << 25;
+		state ^= state >> 27;
+		return state * UINT64_C(2685821657736338717);
+	}
+};
+
+/* A start sequence in [0, random_start_bound(l)) from one draw of rng. */
+inline int64_t
+draw_start_sequence(Xorshift64 &rng, const Layout &l) noexcept
+{
+	/* the high bits of xorshift64* are the best ones */
+	return (int64_t) (rng.next() >> 40) & (random_start_bound(l) - 1);
+}
 
 /*
  * The text form of an ID: 13 characters of Crockford base32 (digits and
@@ -283,6 +324,59 @@ RangeProblem parse_shard_ranges(const char *text, int64_t max_shard, ShardRange 
 
 /* Whether shard lies in one of ranges[0..count). */
 bool shard_in_ranges(const ShardRange *ranges, int count, int64_t shard) noexcept;
+
+/*
+ * Layouts of other systems' Snowflake IDs, for decoding only.  An ID is
+ * time | shard | sequence from the top, or time | sequence | shard when
+ * sequence_above_shard (Sonyflake).  The time field is every bit above the
+ * other two, counted in units of unit_ms from epoch_ms.  A shard field in two
+ * parts (Twitter's datacenter + worker, Discord's worker + process) keeps
+ * shard_low_bits for its low part: decode_named() returns the whole field as
+ * the shard and the two parts separately.
+ */
+struct NamedLayout
+{
+	const char *name;
+	int64_t		epoch_ms;		/* Unix milliseconds of time 0 */
+	int64_t		unit_ms;		/* milliseconds per time unit */
+	int			shard_bits;		/* 0: the layout has no shard field */
+	int			shard_low_bits; /* 0: the shard field is one part */
+	int			sequence_bits;
+	bool		sequence_above_shard;
+};
+
+/* The named layouts, in the order error messages list them. */
+extern const NamedLayout kNamedLayouts[];
+extern const int kNamedLayoutCount;
+
+/* The named layout called name (ASCII case-insensitive), or nullptr. */
+const NamedLayout *find_named_layout(const char *name, size_t len) noexcept;
+
+/* Writes "a, b, c" (the known names) into buf; returns the length. */
+int list_named_layouts(char *buf, size_t buflen) noexcept;
+
+/* This server's own layout as a NamedLayout (named "snowflake"). */
+constexpr NamedLayout
+own_named_layout(const Layout &l) noexcept
+{
+	return NamedLayout{"snowflake", l.epoch_ms, 1, l.shard_bits, 0, l.sequence_bits, false};
+}
+
+/* The fields of an ID under a named layout. */
+struct NamedDecoded
+{
+	int64_t		unix_ms;
+	int64_t		shard;			/* the whole shard field */
+	int64_t		shard_high;		/* two-part fields: the high part ... */
+	int64_t		shard_low;		/* ... and the low part */
+	int64_t		sequence;
+};
+
+/*
+ * Splits a non-negative ID under a named layout.  False when the time does
+ * not fit in int64 Unix milliseconds (never for the built-in layouts).
+ */
+bool decode_named(const NamedLayout &l, int64_t id, NamedDecoded *out) noexcept;
 
 /* The durable mark record: "format 1" and "mark_unix_ms N" lines. */
 int format_mark_record(int64_t mark_unix_ms, char *buf, size_t buflen) noexcept;

@@ -70,16 +70,19 @@ sf_fastpath_init_slot(ShardSlot *slot)
 /*
  * One lock-free step: issues a run of up to max_count IDs into *step, or
  * says why not (Wait, NeedReservation and the refusals are handled by the
- * caller, as for the LWLock generator).  Takes the slot's lock only to count a backward
- * clock step.
+ * caller, as for the LWLock generator).  A millisecond the clock opens starts
+ * at start_sequence (snowflake.sequence_start).  Takes the slot's lock only
+ * to count a backward clock step.
  */
 void
-sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *step)
+sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *step,
+				 int64 start_sequence)
 {
 	SfSlotOps	ops = {slot};
 	int64_t		reading;
 	snowflake::AtomicStep s = snowflake::atomic_issue(ops, sf_layout, slot->shard_id,
-													  sf_max_clock_lead, max_count, &reading);
+													  sf_max_clock_lead, max_count, &reading,
+													  start_sequence);
 
 	*now = reading;
 	if (s.step.outcome == snowflake::Outcome::Issued)

@@ -194,6 +194,20 @@ bool		sf_shard_allowed(int64 shard);
 char	   *sf_raw_setting(const char *name);
 void		sf_require_applied(const char *name, const char *raw, bool applied);
 
+/* seqstart.cpp */
+#define SF_SEQUENCE_START_ZERO 0
+#define SF_SEQUENCE_START_RANDOM 1
+extern int	sf_sequence_start;
+void		sf_seqstart_init(void);
+int64		sf_draw_start_sequence(void);
+
+/* snowflake.cpp */
+void		sf_check_id(int64 id);
+Datum		sf_make_record(FunctionCallInfo fcinfo, Datum *values, bool *nulls);
+
+/* layouts.cpp */
+TimestampTz sf_timestamptz_checked(int64 unix_ms);
+
 /* state.cpp */
 void		sf_state_init(void);
 void		sf_require_ready(void);
@@ -217,7 +231,7 @@ TimestampTz sf_decoded_timestamptz(int64 unix_ms, int64 id);
 /* fastpath.cpp */
 void		sf_fastpath_init_slot(ShardSlot *slot);
 void		sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now,
-							 snowflake::Step *step);
+							 snowflake::Step *step, int64 start_sequence);
 void		sf_slot_snapshot(ShardSlot *slot, snowflake::GeneratorState *gen,
 							 int64 *reserved, TimestampTz *stats_reset);
 int64		sf_slot_last(ShardSlot *slot, int64 *sequence);

@@ -56,6 +56,7 @@ _PG_init(void)
 	 */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+	sf_seqstart_init();			/* before sf_settings_init reserves the prefix */
 	sf_settings_init();
 	sf_state_init();
 	sf_registry_init();
@@ -327,11 +328,12 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count)
 	{
 		snowflake::Step step;
 		int64		now;
+		int64		start = sf_draw_start_sequence();	/* per backend, no lock */
 
 		if (sf_generator == SF_GENERATOR_ATOMIC)
 		{
 			/* lock-free; the LWLock only for the slow path below */
-			sf_fastpath_step(slot, max_count, &now, &step);
+			sf_fastpath_step(slot, max_count, &now, &step, start);
 			if (step.outcome == Outcome::Wait)
 			{
 				LWLockAcquire(slot->lock, LW_SHARED);
@@ -346,7 +348,7 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count)
 			LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 			now = sf_wall_ms() - sf_layout.epoch_ms;
 			step = snowflake::next_run(slot->gen, sf_layout, slot->shard_id, now,
-									   sf_max_clock_lead, sf_reserved(slot), max_count);
+									   sf_max_clock_lead, sf_reserved(slot), max_count, start);
 			if (step.outcome == Outcome::Wait)
 			{
 				ctx.last_step_ms = slot->gen.last_step_back_ms;
@@ -481,7 +483,7 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 }
 
 /* Errors out for a negative value: no Snowflake ID is negative. */
-static void
+void
 sf_check_id(int64 id)
 {
 	if (id < 0)
@@ -522,7 +524,7 @@ snowflake_sequence(PG_FUNCTION_ARGS)
 }
 
 /* Builds a tuple of the function's declared row type. */
-static Datum
+Datum
 sf_make_record(FunctionCallInfo fcinfo, Datum *values, bool *nulls)
 {
 	TupleDesc	tupdesc;

@@ -720,3 +720,81 @@ TEST(AtomicThreadsTest, ClockStepsReportedOnce)
 	EXPECT_EQ(reported, steps) << "each step once, with its size, in order";
 	check_runs(runs, kFreshWord, w.state.load());
 }
+
+/*---- the random sequence start (snowflake.sequence_start = 'random') ----*/
+
+/* With the same draws, the lock-free step still issues exactly next_run's IDs. */
+TEST(AtomicSequenceStartTest, AdvanceWordAgreesWithNextRunWithRandomStarts)
+{
+	std::mt19937_64 rng(17);
+	Xorshift64	draws{UINT64_C(0xDEADBEEF12345)};
+	GeneratorState st = kFreshState;
+	uint64_t	word = kFreshWord;
+	int64_t		clock = 500;
+	int			fresh_nonzero = 0;
+
+	for (int i = 0; i < 100000; i++)
+	{
+		if (rng() % 3 == 0)
+			clock += 1 + (int64_t) (rng() % 3);
+		int64_t		start = draw_start_sequence(draws, kLayout);
+		int64_t		max_count = (rng() % 4 == 0) ? (int64_t) (rng() % 5000) + 1 : 1;
+		bool		fresh = clock > st.last_offset;
+		Step		a = next_run(st, kLayout, 3, clock, 20, kNoLimit, max_count, start);
+		AtomicStep	b = advance_word(kLayout, 3, word, clock, 20, kNoLimit, max_count, start);
+
+		ASSERT_EQ(a.outcome, b.step.outcome);
+		if (a.outcome != Outcome::Issued)
+			continue;
+		ASSERT_EQ(a.id, b.step.id);
+		ASSERT_EQ(a.count, b.step.count);
+		if (fresh)
+		{
+			ASSERT_EQ(decode(kLayout, a.id).sequence, start);
+			fresh_nonzero += start != 0;
+		}
+		word = b.word;
+		ASSERT_EQ(word, pack_state(kLayout, st.last_offset, st.last_sequence));
+	}
+	EXPECT_GT(fresh_nonzero, 1000);
+}
+
+/* Many threads, each with its own draws: IDs unique, chained, per-thread increasing. */
+TEST(AtomicSequenceStartTest, ThreadsWithRandomStartsStayUniqueAndChained)
+{
+	World		w;
+	Ticker		ticker(w, std::chrono::microseconds(50));
+	std::vector<std::vector<IdRun>> runs(kThreads);
+	std::vector<std::thread> threads;
+	std::atomic<int> ready{0};
+	std::atomic<int> nonzero_starts{0};
+
+	for (int t = 0; t < kThreads; t++)
+		threads.emplace_back([&, t] {
+			TestOps		ops(w);
+			Xorshift64	draws{(uint64_t) t * 0x9E3779B97F4A7C15u + 1};
+			int64_t		now;
+
+			ready.fetch_add(1);
+			while (ready.load() < kThreads)
+				std::this_thread::yield();
+			for (int i = 0; i < 5000; i++)
+			{
+				int64_t		start = draw_start_sequence(draws, kLayout);
+				AtomicStep	s = atomic_issue(ops, w.layout, kShard, kBigLead, 1, &now, start);
+
+				ASSERT_EQ(s.step.outcome, Outcome::Issued);
+				runs[t].push_back({s.step.id, s.step.count, ops.last_old, ops.last_new});
+				if (decode(kLayout, s.step.id).sequence > 0 &&
+					word_offset(kLayout, ops.last_old) < word_offset(kLayout, ops.last_new))
+					nonzero_starts.fetch_add(1);
+				if (i % 64 == 0)
+					std::this_thread::yield();
+			}
+		});
+	for (auto &th : threads)
+		th.join();
+	ticker.stop();
+	check_runs(runs, kFreshWord, w.state.load());
+	EXPECT_GT(nonzero_starts.load(), 0) << "milliseconds opened by the clock start at the draw";
+}

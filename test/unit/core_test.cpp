@@ -2263,3 +2263,387 @@ TEST(LineageTest, RoundTripAndRejects)
 	/* a buffer too small to format into */
 	EXPECT_EQ(snowflake::format_lineage_record(ids, 3, buf, 40), -1);
 }
+
+/*-------------------------------------------------------------------------
+ * SequenceStartTest: the random start of each new millisecond
+ *-------------------------------------------------------------------------
+ */
+
+TEST(SequenceStartTest, BoundIsASixteenthOfTheRange)
+{
+	EXPECT_EQ(snowflake::random_start_bound(DefaultLayout()), 256);
+	EXPECT_EQ(snowflake::random_start_bound(Layout{kDefaultEpoch, 0, 24}), INT64_C(1) << 20);
+	EXPECT_EQ(snowflake::random_start_bound(Layout{kDefaultEpoch, 10, 5}), 2);
+	/* four sequence bits or fewer: no room to spare, always zero */
+	for (int bits = 1; bits <= 4; bits++)
+		EXPECT_EQ(snowflake::random_start_bound(Layout{kDefaultEpoch, 10, bits}), 1) << bits;
+}
+
+TEST(SequenceStartTest, DrawsStayBelowTheBoundAndCoverIt)
+{
+	for (int bits : {5, 8, 12, 16, 24})
+	{
+		const Layout l{kDefaultEpoch, 0, bits};
+		const int64_t bound = snowflake::random_start_bound(l);
+		snowflake::Xorshift64 rng{UINT64_C(0x1234567887654321)};
+		std::vector<int64_t> hits((size_t) std::min<int64_t>(bound, 4096), 0);
+		const int	draws = 200000;
+
+		for (int i = 0; i < draws; i++)
+		{
+			int64_t		v = snowflake::draw_start_sequence(rng, l);
+
+			ASSERT_GE(v, 0);
+			ASSERT_LT(v, bound);
+			if (bound <= 4096)
+				hits[(size_t) v]++;
+		}
+		if (bound > 4096)
+			continue;
+		/* uniform: every value near draws / bound (at least half of it) */
+		int64_t		lo = *std::min_element(hits.begin(), hits.end());
+		int64_t		hi = *std::max_element(hits.begin(), hits.end());
+
+		EXPECT_GE(lo, draws / bound / 2) << bits;
+		EXPECT_LE(hi, draws / bound * 2) << bits;
+	}
+}
+
+/* At low traffic (one call per millisecond) each ID starts its millisecond. */
+TEST(SequenceStartTest, LowTrafficIdsTakeTheDrawnStart)
+{
+	const Layout l = DefaultLayout();
+	GeneratorState st = snowflake::kFreshState;
+	snowflake::Xorshift64 rng{42};
+	std::set<int64_t> residues;
+	int64_t		prev = -1;
+
+	for (int64_t now = 1000; now < 3000; now++)
+	{
+		int64_t		start = snowflake::draw_start_sequence(rng, l);
+		Step		s = snowflake::next_id(st, l, 7, now, 1000, snowflake::kNoReservation, start);
+
+		ASSERT_EQ(s.outcome, Outcome::Issued);
+		ASSERT_GT(s.id, prev);
+		prev = s.id;
+		Decoded		d = snowflake::decode(l, s.id);
+
+		EXPECT_EQ(d.sequence, start);
+		EXPECT_EQ(d.shard, 7);
+		EXPECT_EQ(d.unix_ms - l.epoch_ms, now);
+		residues.insert(s.id % 4096);
+	}
+	/* 2,000 draws from 256 values miss hardly any of them */
+	EXPECT_GE(residues.size(), 250u);
+	EXPECT_LE(residues.size(), 256u);
+}
+
+/* Zero start: the classic behaviour, every low-traffic ID a multiple of 4,096. */
+TEST(SequenceStartTest, ZeroStartIsTheClassicGenerator)
+{
+	const Layout l = DefaultLayout();
+	GeneratorState st = snowflake::kFreshState;
+
+	for (int64_t now = 1000; now < 1100; now++)
+	{
+		Step		s = snowflake::next_id(st, l, 7, now, 1000, snowflake::kNoReservation, 0);
+
+		ASSERT_EQ(s.outcome, Outcome::Issued);
+		EXPECT_EQ(snowflake::decode(l, s.id).sequence, 0);
+	}
+}
+
+/* A start outside the sequence range is ignored (zero), never trusted. */
+TEST(SequenceStartTest, OutOfRangeStartIsIgnored)
+{
+	const Layout l = DefaultLayout();
+
+	for (int64_t bad : {INT64_C(-1), l.max_sequence() + 1, INT64_MAX})
+	{
+		GeneratorState st = snowflake::kFreshState;
+		Step		s = snowflake::next_id(st, l, 1, 100, 1000, snowflake::kNoReservation, bad);
+
+		ASSERT_EQ(s.outcome, Outcome::Issued);
+		EXPECT_EQ(snowflake::decode(l, s.id).sequence, 0) << bad;
+	}
+}
+
+/*
+ * Capacity: a millisecond the clock starts loses exactly its start; a
+ * millisecond borrowed because the previous one ran out starts at zero, so a
+ * saturated shard still issues 2^sequence_bits IDs per millisecond.
+ */
+TEST(SequenceStartTest, CapacityLossIsBoundedAndSaturationKeepsTheCeiling)
+{
+	const Layout l = DefaultLayout();
+	GeneratorState st = snowflake::kFreshState;
+	const int64_t start = 200;
+
+	Step		s = snowflake::next_run(st, l, 1, 100, 1000, snowflake::kNoReservation,
+										100000, start);
+
+	ASSERT_EQ(s.outcome, Outcome::Issued);
+	EXPECT_EQ(s.count, l.max_sequence() + 1 - start);
+	EXPECT_EQ(snowflake::decode(l, s.id).sequence, start);
+	/* the clock has not moved: the next run borrows ms 101, from zero, whatever the draw */
+	s = snowflake::next_run(st, l, 1, 100, 1000, snowflake::kNoReservation, 100000, start);
+	ASSERT_EQ(s.outcome, Outcome::Issued);
+	EXPECT_EQ(snowflake::decode(l, s.id).unix_ms - l.epoch_ms, 101);
+	EXPECT_EQ(snowflake::decode(l, s.id).sequence, 0);
+	EXPECT_EQ(s.count, l.max_sequence() + 1);
+
+	/*
+	 * Sustained overload with a lead: the shard runs ahead by the lead and
+	 * every later millisecond is borrowed, so only the first one loses its
+	 * start and the ceiling binds exactly.  With max_clock_lead = 0 every
+	 * millisecond is started by the clock and each loses its draw (1/32 of
+	 * the range on average, 1/16 at most).
+	 */
+	for (int64_t lead : {INT64_C(10), INT64_C(0)})
+	{
+		GeneratorState sat = snowflake::kFreshState;
+		snowflake::Xorshift64 rng{99};
+		int64_t		issued_total = 0;
+		int64_t		lost = 0;
+		int64_t		prev = -1;
+
+		for (int64_t now = 0; now < 1000; now++)
+			for (;;)
+			{
+				int64_t		draw = snowflake::draw_start_sequence(rng, l);
+				bool		fresh = now > sat.last_offset;
+				Step		r = snowflake::next_run(sat, l, 1, now, lead, snowflake::kNoReservation,
+													100000, draw);
+
+				if (r.outcome == Outcome::Wait)
+					break;
+				ASSERT_EQ(r.outcome, Outcome::Issued);
+				ASSERT_GT(r.id, prev);
+				prev = r.id + r.count - 1;
+				issued_total += r.count;
+				if (fresh)
+					lost += draw;
+				EXPECT_EQ(snowflake::decode(l, r.id).sequence, fresh ? draw : 0);
+			}
+		/* the last millisecond issued is now + lead: 1,000 + lead in all */
+		EXPECT_EQ(issued_total, (1000 + lead) * 4096 - lost) << lead;
+		if (lead > 0)
+			EXPECT_LT(lost, 256) << "only the first millisecond starts with the clock";
+		else
+		{
+			EXPECT_GT(lost, 1000 * 256 / 2 / 2);	/* about 1/32 of 4,096 per ms */
+			EXPECT_LT(lost, 1000 * 256 / 2 * 3 / 2);
+		}
+	}
+}
+
+/* Random starts keep every other guarantee: strictly increasing, bounded lead, runs. */
+TEST(SequenceStartTest, RandomWalksStayStrictlyIncreasingWithBoundedLead)
+{
+	const Layout l{snowflake::kDefaultEpochMs, 10, 8};	/* 256 per ms, starts in [0, 16) */
+	std::mt19937_64 walk(2026);
+
+	for (int round = 0; round < 100; round++)
+	{
+		GeneratorState st = snowflake::kFreshState;
+		snowflake::Xorshift64 rng{(uint64_t) round + 1};
+		int64_t		now = 5000;
+		int64_t		prev = -1;
+		const int64_t lead = 5;
+
+		for (int call = 0; call < 2000; call++)
+		{
+			int			r = (int) (walk() % 10);
+
+			if (r < 4)
+				now += 1;
+			else if (r == 4)
+				now -= (int64_t) (walk() % 4);	/* small backward steps */
+			else if (r == 5)
+				now += (int64_t) (walk() % 50);
+			Step		s = snowflake::next_run(st, l, 3, now, lead, snowflake::kNoReservation,
+											1 + (int64_t) (walk() % 300),
+											snowflake::draw_start_sequence(rng, l));
+
+			if (s.outcome == Outcome::Wait)
+			{
+				EXPECT_GT(s.wait_until, now);
+				continue;
+			}
+			ASSERT_EQ(s.outcome, Outcome::Issued);
+			ASSERT_GT(s.id, prev);
+			prev = s.id + s.count - 1;
+			Decoded		d = snowflake::decode(l, s.id);
+
+			EXPECT_LE(d.unix_ms - l.epoch_ms - now, lead);
+			EXPECT_EQ(snowflake::decode(l, prev).unix_ms, d.unix_ms);
+		}
+	}
+}
+
+/*-------------------------------------------------------------------------
+ * NamedLayoutTest: other systems' IDs against their published examples
+ *-------------------------------------------------------------------------
+ */
+
+const snowflake::NamedLayout &
+Named(const char *name)
+{
+	const snowflake::NamedLayout *l = snowflake::find_named_layout(name, strlen(name));
+
+	EXPECT_NE(l, nullptr) << name;
+	return *l;
+}
+
+snowflake::NamedDecoded
+DecodeNamed(const char *name, int64_t id)
+{
+	snowflake::NamedDecoded d{};
+
+	EXPECT_TRUE(snowflake::decode_named(Named(name), id, &d)) << name << " " << id;
+	return d;
+}
+
+/* Discord's documentation: 175928847299117063 is 2016-04-30 11:18:25.796 UTC,
+ * worker 1, process 0, increment 7. */
+TEST(NamedLayoutTest, DiscordDocumentationExample)
+{
+	snowflake::NamedDecoded d = DecodeNamed("discord", INT64_C(175928847299117063));
+
+	EXPECT_EQ(d.unix_ms, UtcMs(2016, 4, 30, 11, 18, 25, 796));
+	EXPECT_EQ(FormatUtc(d.unix_ms), "2016-04-30 11:18:25.796+00");
+	EXPECT_EQ(d.shard_high, 1);		/* worker */
+	EXPECT_EQ(d.shard_low, 0);		/* process */
+	EXPECT_EQ(d.shard, 1 << 5);		/* the whole 10-bit field */
+	EXPECT_EQ(d.sequence, 7);		/* increment */
+	/* the epoch: 2015-01-01 00:00:00 UTC */
+	EXPECT_EQ(DecodeNamed("discord", 0).unix_ms, UtcMs(2015, 1, 1));
+}
+
+/* Instagram's engineering post: 1387263000 ms into the epoch, logical shard
+ * 1341, sequence 5001 % 1024 = 905.  With the epoch of their published code
+ * (1314220021721) that is 2011-09-09 22:28:04.721 UTC: "September 9th". */
+TEST(NamedLayoutTest, InstagramBlogExample)
+{
+	const int64_t id = (INT64_C(1387263000) << 23) | (INT64_C(1341) << 10) | 905;
+	snowflake::NamedDecoded d = DecodeNamed("instagram", id);
+
+	EXPECT_EQ(d.unix_ms, UtcMs(2011, 9, 9, 22, 28, 4, 721));
+	EXPECT_EQ(d.shard, 1341);
+	EXPECT_EQ(d.sequence, 5001 % 1024);
+	EXPECT_EQ(d.shard_high, 1341);	/* one-part field: high is the field, low is 0 */
+	EXPECT_EQ(d.shard_low, 0);
+}
+
+/* Mastodon's API documentation (Status entity): 103270115826048975, created_at
+ * 2019-12-08T03:48:33.901Z; the ID's own time is 52 ms earlier. */
+TEST(NamedLayoutTest, MastodonDocumentationExample)
+{
+	snowflake::NamedDecoded d = DecodeNamed("mastodon", INT64_C(103270115826048975));
+
+	EXPECT_EQ(d.unix_ms, UtcMs(2019, 12, 8, 3, 48, 33, 849));
+	EXPECT_LE(UtcMs(2019, 12, 8, 3, 48, 33, 901) - d.unix_ms, 1000);
+	EXPECT_EQ(d.sequence, INT64_C(103270115826048975) & 0xFFFF);
+	EXPECT_EQ(d.shard, 0);			/* no shard field */
+	EXPECT_EQ(Named("mastodon").shard_bits, 0);
+}
+
+/* Twitter: the epoch is 1288834974657 (2010-11-04 01:42:54.657 UTC); 5 bits
+ * datacenter above 5 bits worker above 12 bits sequence. */
+TEST(NamedLayoutTest, TwitterFields)
+{
+	EXPECT_EQ(FormatUtc(DecodeNamed("twitter", 0).unix_ms), "2010-11-04 01:42:54.657+00");
+	const int64_t offset = UtcMs(2021, 4, 14, 15, 30, 6, 417) - INT64_C(1288834974657);
+	const int64_t id = (offset << 22) | (INT64_C(10) << 17) | (INT64_C(7) << 12) | 4;
+	snowflake::NamedDecoded d = DecodeNamed("twitter", id);
+
+	EXPECT_EQ(FormatUtc(d.unix_ms), "2021-04-14 15:30:06.417+00");
+	EXPECT_EQ(d.shard_high, 10);	/* datacenter */
+	EXPECT_EQ(d.shard_low, 7);		/* worker */
+	EXPECT_EQ(d.shard, (10 << 5) | 7);
+	EXPECT_EQ(d.sequence, 4);
+}
+
+/* Sonyflake: 10 ms units since 2014-09-01 UTC; the sequence sits ABOVE the
+ * 16-bit machine ID (the lower 16 bits of the private IP by default). */
+TEST(NamedLayoutTest, SonyflakeFieldOrderAndUnit)
+{
+	EXPECT_EQ(DecodeNamed("sonyflake", 0).unix_ms, UtcMs(2014, 9, 1));
+	const int64_t units = (UtcMs(2024, 6, 1, 12, 0, 0, 120) - UtcMs(2014, 9, 1)) / 10;
+	const int64_t machine = (168 << 8) | 1;	/* lower 16 bits of 10.0.168.1 */
+	const int64_t id = (units << 24) | (INT64_C(200) << 16) | machine;
+	snowflake::NamedDecoded d = DecodeNamed("sonyflake", id);
+
+	EXPECT_EQ(FormatUtc(d.unix_ms), "2024-06-01 12:00:00.120+00");
+	EXPECT_EQ(d.sequence, 200);
+	EXPECT_EQ(d.shard, machine);
+	/* 39 bits of 10 ms last 174 years: the largest ID decodes in 2188 */
+	EXPECT_EQ(UtcYear(DecodeNamed("sonyflake", INT64_MAX).unix_ms), 2188);
+}
+
+TEST(NamedLayoutTest, LookupAndList)
+{
+	EXPECT_NE(snowflake::find_named_layout("Discord", 7), nullptr);
+	EXPECT_NE(snowflake::find_named_layout("TWITTER", 7), nullptr);
+	EXPECT_EQ(snowflake::find_named_layout("discordx", 8), nullptr);
+	EXPECT_EQ(snowflake::find_named_layout("discor", 6), nullptr);
+	EXPECT_EQ(snowflake::find_named_layout("", 0), nullptr);
+	/* the own layout is not in the table: the glue builds it from the settings */
+	EXPECT_EQ(snowflake::find_named_layout("snowflake", 9), nullptr);
+	char		buf[128];
+
+	snowflake::list_named_layouts(buf, sizeof(buf));
+	EXPECT_STREQ(buf, "twitter, discord, instagram, sonyflake, mastodon");
+	/* a short buffer is cut, never overrun */
+	EXPECT_EQ(snowflake::list_named_layouts(buf, 8), 7);
+	EXPECT_EQ(strlen(buf), 7u);
+}
+
+/* The own layout decodes exactly like decode(). */
+TEST(NamedLayoutTest, OwnLayoutMatchesDecode)
+{
+	std::mt19937_64 rng(5);
+
+	for (const Layout &l : {DefaultLayout(), Layout{kDefaultEpoch, 0, 24}, Layout{0, 20, 5}})
+	{
+		const snowflake::NamedLayout own = snowflake::own_named_layout(l);
+
+		for (int i = 0; i < 10000; i++)
+		{
+			int64_t		id = (int64_t) (rng() >> 1);
+			snowflake::NamedDecoded n{};
+			Decoded		d = snowflake::decode(l, id);
+
+			ASSERT_TRUE(snowflake::decode_named(own, id, &n));
+			ASSERT_EQ(n.unix_ms, d.unix_ms);
+			ASSERT_EQ(n.shard, d.shard);
+			ASSERT_EQ(n.sequence, d.sequence);
+		}
+	}
+}
+
+/* Every field recomposes to the ID, for every named layout. */
+TEST(NamedLayoutTest, FieldsRecompose)
+{
+	std::mt19937_64 rng(9);
+
+	for (int k = 0; k < snowflake::kNamedLayoutCount; k++)
+	{
+		const snowflake::NamedLayout &l = snowflake::kNamedLayouts[k];
+
+		for (int i = 0; i < 10000; i++)
+		{
+			int64_t		id = (int64_t) (rng() >> 1);
+			snowflake::NamedDecoded d{};
+
+			ASSERT_TRUE(snowflake::decode_named(l, id, &d));
+			int64_t		units = (d.unix_ms - l.epoch_ms) / l.unit_ms;
+			int64_t		low = l.sequence_above_shard
+				? (d.sequence << l.shard_bits) | d.shard
+				: (d.shard << l.sequence_bits) | d.sequence;
+
+			ASSERT_EQ((units << (l.shard_bits + l.sequence_bits)) | low, id) << l.name;
+			ASSERT_EQ((d.shard_high << l.shard_low_bits) | d.shard_low, d.shard) << l.name;
+		}
+	}
+}

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Benchmark of snowflake.sequence_start: 'zero' against 'random'.
+
+Run through bench/sequence_start.sh (it makes the scratch folder and cleans up).
+Two scratch servers of the installed extension:
+
+- "wide" (snowflake.shard_bits = 3, sequence_bits = 22, as bench.py's part 1, so the
+  per-shard ceiling never binds): per-call cost of snowflake_nextval() under each
+  setting, SELECT count(f) FROM (SELECT snowflake_nextval() AS f FROM
+  generate_series(1, N)) timed by EXPLAIN ANALYZE, minus the same query without the
+  generator, divided by N; settings alternate round by round, median reported.
+- "default" (the default layout, 12 sequence bits): low traffic, one ID every ~2 ms
+  from one session (pg_sleep between calls), under each setting; the distribution
+  of id % 4096 (distinct residues, multiples of 4096) and of id % n for small n
+  (smallest and largest bucket against the uniform share).
+
+Writes bench/results/sequence_start.md (and .csv); asserts nothing.
+"""
+import argparse
+import math
+import os
+import pwd
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
+CONF = """
+listen_addresses = ''
+port = {port}
+unix_socket_directories = '{sockdir}'
+shared_preload_libraries = 'snowflake'
+snowflake.shard_id = 1
+jit = off
+autovacuum = off
+max_parallel_workers_per_gather = 0
+"""
+WIDE = "snowflake.shard_bits = 3\nsnowflake.sequence_bits = 22\n"
+
+
+def log(msg):
+    print(f"[sequence_start] {msg}", file=sys.stderr, flush=True)
+
+
+def as_postgres(cmd):
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--", "env", f"PATH={PG_BIN}:{os.environ['PATH']}"] + cmd
+    return cmd
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, work, name, extra=""):
+        self.dir = os.path.join(work, name)
+        self.data = os.path.join(self.dir, "data")
+        self.port = free_port()
+        self.running = False
+        os.makedirs(self.dir)
+        if os.geteuid() == 0:
+            pw = pwd.getpwnam("postgres")
+            os.chown(self.dir, pw.pw_uid, pw.pw_gid)
+        subprocess.run(as_postgres([f"{PG_BIN}/initdb", "-D", self.data, "-A", "trust", "-U", "postgres"]),
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write(CONF.format(port=self.port, sockdir=self.dir) + extra)
+
+    def start(self):
+        subprocess.run(as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.data, "-l",
+                                    os.path.join(self.dir, "server.log"), "-w", "start"]),
+                       check=True, stdout=subprocess.DEVNULL)
+        self.running = True
+
+    def stop(self):
+        if self.running:
+            subprocess.run(as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.data, "-m", "fast", "stop"]),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.running = False
+
+    def psql(self, sql):
+        out = subprocess.run([f"{PG_BIN}/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                              "-h", self.dir, "-p", str(self.port), "-U", "postgres", "-d", "postgres"],
+                             input=sql, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr.strip())
+        return out.stdout
+
+    def set_start(self, value):
+        """Reloads snowflake.sequence_start; returns once new sessions see it."""
+        self.psql(f"ALTER SYSTEM SET snowflake.sequence_start = '{value}'; SELECT pg_reload_conf();")
+        for _ in range(100):
+            if self.psql("SHOW snowflake.sequence_start").strip() == value:
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"snowflake.sequence_start did not become {value}")
+
+
+def percall(srv, n, rounds):
+    q = "SELECT count(f) FROM (SELECT {g} AS f FROM generate_series(1, {n}) g) s"
+    sql = "".join(f"EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) {q.format(g=g, n=n)};\n"
+                  for g in ("g", "snowflake_nextval()"))
+    out = {"zero": [], "random": []}
+    srv.set_start("random")
+    srv.psql(sql)                                   # warm-up
+    for r in range(rounds):
+        for setting in (("zero", "random") if r % 2 == 0 else ("random", "zero")):
+            srv.set_start(setting)
+            base, gen = [float(m) for m in re.findall(r"Execution Time: ([0-9.]+) ms", srv.psql(sql))]
+            out[setting].append((gen - base) * 1e6 / n)
+        log(f"  round {r + 1}: zero {out['zero'][-1]:.1f} ns, random {out['random'][-1]:.1f} ns")
+    return out
+
+
+LOW_TRAFFIC = """
+CREATE TEMP TABLE ids (k int, id bigint);
+DO $$
+BEGIN
+    FOR i IN 1 .. 50 LOOP   -- let any borrowed lead drain first
+        EXIT WHEN coalesce((SELECT current_lead_ms FROM snowflake_stats WHERE shard_id = 1), 0) = 0;
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+    FOR i IN 1 .. {n} LOOP
+        PERFORM pg_sleep(0.002);
+        INSERT INTO ids VALUES (i, snowflake_nextval());
+    END LOOP;
+END $$;
+SELECT id FROM ids ORDER BY k;
+"""
+
+
+def low_traffic(srv, setting, n):
+    srv.set_start(setting)
+    ids = [int(x) for x in srv.psql(LOW_TRAFFIC.format(n=n)).split()]
+    assert all(b > a for a, b in zip(ids, ids[1:])), "IDs not strictly increasing"
+    res = [i % 4096 for i in ids]
+    counts = {}
+    for v in res:
+        counts[v] = counts.get(v, 0) + 1
+    entropy = -sum(c / len(res) * math.log2(c / len(res)) for c in counts.values())
+    buckets = {}
+    for m in (16, 64, 256):
+        b = [0] * m
+        for i in ids:
+            b[i % m] += 1
+        buckets[m] = (min(b), max(b), len(ids) / m)
+    return dict(n=len(ids), distinct=len(counts), zeros=counts.get(0, 0),
+                max_residue=max(res), entropy=entropy, buckets=buckets)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    n, rounds, low_n = (500_000, 3, 1000) if a.quick else (2_000_000, 7, 3000)
+    servers = []
+    try:
+        wide = Server(a.work, "wide", WIDE)
+        default = Server(a.work, "default")
+        servers = [wide, default]
+        for s in servers:
+            s.start()
+            s.psql("CREATE EXTENSION snowflake;")
+        log(f"per-call cost, N = {n:,}, {rounds} rounds, settings alternating")
+        pc = percall(wide, n, rounds)
+        dist = {}
+        for setting in ("zero", "random"):
+            log(f"low traffic, {low_n} IDs about 2 ms apart, sequence_start = {setting}")
+            dist[setting] = low_traffic(default, setting, low_n)
+        version = default.psql("SHOW server_version").strip()
+    finally:
+        for s in servers:
+            s.stop()
+
+    lines = ["# snowflake.sequence_start: zero against random", "",
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, PostgreSQL {version}, "
+             f"{os.cpu_count()} CPUs. `bash bench/sequence_start.sh{' --quick' if a.quick else ''}`.", "",
+             f"## Per-call cost of `snowflake_nextval()` (N = {n:,}, median of {rounds} rounds)", "",
+             "| setting | per call (ns) | rounds (ns) |", "|---|---|---|"]
+    for s in ("zero", "random"):
+        lines.append(f"| {s} | {statistics.median(pc[s]):.1f} | "
+                     + ", ".join(f"{v:.1f}" for v in pc[s]) + " |")
+    diffs = [r - z for z, r in zip(pc["zero"], pc["random"])]
+    lines += ["", f"Paired difference random − zero, median over rounds: {statistics.median(diffs):+.1f} ns.",
+              "", f"## Low traffic: `id % 4096` of {low_n:,} IDs issued about 2 ms apart (default layout)", "",
+              "| setting | distinct `id % 4096` | IDs with `id % 4096 = 0` | largest `id % 4096` "
+              "| entropy (bits, max 12) | `id % 16` buckets min / max (uniform) "
+              "| `id % 256` buckets min / max (uniform) |",
+              "|---|---|---|---|---|---|---|"]
+    for s in ("zero", "random"):
+        d = dist[s]
+        b16, b256 = d["buckets"][16], d["buckets"][256]
+        lines.append(f"| {s} | {d['distinct']} | {d['zeros']} ({100 * d['zeros'] / d['n']:.1f}%) | "
+                     f"{d['max_residue']} | {d['entropy']:.2f} | {b16[0]} / {b16[1]} ({b16[2]:.0f}) | "
+                     f"{b256[0]} / {b256[1]} ({b256[2]:.1f}) |")
+    text = "\n".join(lines) + "\n"
+    os.makedirs(a.results, exist_ok=True)
+    with open(os.path.join(a.results, "sequence_start.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(a.results, "sequence_start.csv"), "w") as f:
+        f.write("part,setting,round,metric,value\n")
+        for s in ("zero", "random"):
+            for i, v in enumerate(pc[s]):
+                f.write(f"percall,{s},{i + 1},ns_per_call,{v:.3f}\n")
+            d = dist[s]
+            for k in ("n", "distinct", "zeros", "max_residue"):
+                f.write(f"low_traffic,{s},,{k},{d[k]}\n")
+            f.write(f"low_traffic,{s},,entropy_bits,{d['entropy']:.4f}\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
