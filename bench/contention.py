@@ -125,12 +125,15 @@ def run(args):
         for label, _, place, n, _ in runs:
             if label == BASELINE[0]:
                 continue
-            ids, cost = [], []
+            ids, cost, wall = [], [], []
             for r in range(cfg["rounds"]):
-                ids.append(tps[(label, place, n)][r] * cfg["n"])
+                t, tb = tps[(label, place, n)][r], tps[(BASELINE[0], "-", n)][r]
+                ids.append(t * cfg["n"])
                 c, b = cpu[(label, place, n)][r], cpu[(BASELINE[0], "-", n)][r]
                 cost.append(None if c is None or b is None else c - b)
-            rows.append((label, place, n, median(ids), median(cost)))
+                # elapsed time per call in each backend, above the baseline's per row
+                wall.append((n / (t * cfg["n"]) - n / (tb * cfg["n"])) * 1e9)
+            rows.append((label, place, n, median(ids), median(cost), median(wall)))
         base_rows = [(n, median([t * cfg["n"] for t in tps[(BASELINE[0], "-", n)]]),
                       median(cpu[(BASELINE[0], "-", n)])) for n in BACKENDS]
         res.parts["contention"] = dict(rows=rows, base=base_rows, n=cfg["n"], t=cfg["t"], ncpu=ncpu)
@@ -226,6 +229,22 @@ def write_markdown(path, res, info, cfg, elapsed):
                 f"{fmt(fl[4])} ns, {fl[3] / 1e6:,.1f} M/s | | | |")
         add("| no generator (baseline) | | " + " | ".join(f"{fmt(b)} ns per row, {r / 1e6:,.1f} M rows/s"
                                                       for _, r, b in c["base"]) + " |")
+        add("")
+        add(f"Elapsed time per call in each backend, above the baseline's per row (N / IDs/s, the same "
+            f"for the baseline, subtracted): meaningful while every backend has a core (N ≤ {c['ncpu']}) "
+            "and nothing else runs; it includes the time asleep on a lock.\n")
+        add("| generator | placement | " + " | ".join(f"{n} backend{'s' if n > 1 else ''}"
+                                                  for n in BACKENDS if n <= c["ncpu"])
+            + " |\n|---|---|" + "---:|" * len([n for n in BACKENDS if n <= c["ncpu"]]))
+        for label, *_ in GENERATORS:
+            for place in ("one", "own"):
+                cells = []
+                for n in BACKENDS:
+                    if n > c["ncpu"]:
+                        continue
+                    row = lookup(c["rows"], label, place, n)
+                    cells.append("" if row is None else f"{fmt(row[5])} ns")
+                add(f"| {label} | {place} | " + " | ".join(cells) + " |")
         add("")
     if "throughput" in p:
         tp = p["throughput"]
