@@ -103,16 +103,20 @@ class Server:
 
 
 def percall(srv, n, rounds):
+    """Per round and setting: base and generator queries alternated 3 times in one
+    session, the fastest of each kept (load spikes of a shared machine only ever add
+    time), per call = (fastest generator - fastest base) / N."""
     q = "SELECT count(f) FROM (SELECT {g} AS f FROM generate_series(1, {n}) g) s"
     sql = "".join(f"EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) {q.format(g=g, n=n)};\n"
-                  for g in ("g", "snowflake_nextval()"))
+                  for g in ("g", "snowflake_nextval()") * 3)
     out = {"zero": [], "random": []}
     srv.set_start("random")
     srv.psql(sql)                                   # warm-up
     for r in range(rounds):
         for setting in (("zero", "random") if r % 2 == 0 else ("random", "zero")):
             srv.set_start(setting)
-            base, gen = [float(m) for m in re.findall(r"Execution Time: ([0-9.]+) ms", srv.psql(sql))]
+            t = [float(m) for m in re.findall(r"Execution Time: ([0-9.]+) ms", srv.psql(sql))]
+            base, gen = min(t[0::2]), min(t[1::2])
             out[setting].append((gen - base) * 1e6 / n)
         log(f"  round {r + 1}: zero {out['zero'][-1]:.1f} ns, random {out['random'][-1]:.1f} ns")
     return out
@@ -143,7 +147,7 @@ def low_traffic(srv, setting, n):
     counts = {}
     for v in res:
         counts[v] = counts.get(v, 0) + 1
-    entropy = -sum(c / len(res) * math.log2(c / len(res)) for c in counts.values())
+    entropy = max(0.0, -sum(c / len(res) * math.log2(c / len(res)) for c in counts.values()))
     buckets = {}
     for m in (16, 64, 256):
         b = [0] * m
@@ -183,7 +187,7 @@ def main():
     lines = ["# snowflake.sequence_start: zero against random", "",
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, PostgreSQL {version}, "
              f"{os.cpu_count()} CPUs. `bash bench/sequence_start.sh{' --quick' if a.quick else ''}`.", "",
-             f"## Per-call cost of `snowflake_nextval()` (N = {n:,}, median of {rounds} rounds)", "",
+             f"## Per-call cost of `snowflake_nextval()` (N = {n:,}, median of {rounds} rounds; each round the fastest of 3 runs)", "",
              "| setting | per call (ns) | rounds (ns) |", "|---|---|---|"]
     for s in ("zero", "random"):
         lines.append(f"| {s} | {statistics.median(pc[s]):.1f} | "
