@@ -376,6 +376,7 @@ BEGIN
     FROM pg_catalog.pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = att.attnum;
     FOR r IN
         SELECT c.oid::regclass AS relid, a.attidentity,
+               (SELECT k.relkind FROM pg_catalog.pg_class k WHERE k.oid = c.oid) AS relkind,
                (SELECT dep.objid::regclass::text FROM pg_catalog.pg_depend dep
                 WHERE dep.classid = 'pg_catalog.pg_class'::regclass
                   AND dep.refclassid = 'pg_catalog.pg_class'::regclass
@@ -391,7 +392,16 @@ BEGIN
         WHERE a.attidentity <> ''
         ORDER BY c.n
     LOOP
-        EXECUTE format('ALTER TABLE ONLY %s ALTER COLUMN %I DROP IDENTITY', r.relid, col);
+        -- PostgreSQL 17 gives partitions their parent's identity and drops it
+        -- from the whole tree at once; before 17 each table has its own
+        CONTINUE WHEN NOT EXISTS (
+            SELECT 1 FROM pg_catalog.pg_attribute a
+            WHERE a.attrelid = r.relid AND a.attname = col AND a.attidentity <> '');
+        IF r.relkind = 'p' AND pg_catalog.current_setting('server_version_num')::int >= 170000 THEN
+            EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', r.relid, col);
+        ELSE
+            EXECUTE format('ALTER TABLE ONLY %s ALTER COLUMN %I DROP IDENTITY', r.relid, col);
+        END IF;
         changes := changes || format('dropped the identity (GENERATED %s AS IDENTITY) of %s with its sequence %s (last value %s)',
                                      CASE r.attidentity WHEN 'a' THEN 'ALWAYS' ELSE 'BY DEFAULT' END,
                                      r.relid, r.seq, coalesce(r.last::text, 'none'));
