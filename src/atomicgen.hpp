@@ -161,12 +161,12 @@ ClockObservation observe_clock(uint64_t clock_word, int64_t now) noexcept;
 uint64_t seal_word(const Layout &l, uint64_t word) noexcept;
 
 /*
- * Issues a run of up to max_count IDs, lock-free: reads the clock word, the
- * state word, reserved and the clock, in that order; records the reading in
- * the clock word (once, without retrying: a later call sees any step that
- * persists); then installs the next state word with compare-and-swap,
- * retrying with the word the CAS found (and a fresh reserved) until it
- * succeeds or the step is not Issued.  The clock is read once per call: a
+ * Issues a run of up to max_count IDs, lock-free: reads the clock word and
+ * the clock, in that order, and records the reading in the clock word (once,
+ * without retrying: a later call sees any step that persists); then reads
+ * the state word and reserved, in that order, and installs the next state
+ * word with compare-and-swap, retrying with the word the CAS found (and a
+ * fresh reserved) until it succeeds or the step is not Issued.  The clock is read once per call: a
  * retry with an older reading can only use a timestamp no later than the
  * one it would otherwise use.
  *
@@ -193,8 +193,6 @@ atomic_issue(Ops &ops, const Layout &l, int64_t shard, int64_t max_lead_ms,
 			 int64_t max_count, int64_t *now_out, int64_t start_sequence = 0) noexcept
 {
 	uint64_t	clock_word = ops.load_clock();
-	uint64_t	word = ops.load_state();
-	int64_t		reserved = ops.load_reserved();
 	int64_t		now = ops.now();
 	int64_t		stepped_back = 0;
 	ClockObservation seen = observe_clock(clock_word, now);
@@ -202,6 +200,15 @@ atomic_issue(Ops &ops, const Layout &l, int64_t shard, int64_t max_lead_ms,
 	if (seen.changed && ops.cas_clock(clock_word, seen.word))
 		stepped_back = seen.stepped_back_ms;
 	*now_out = now;
+
+	/*
+	 * The state word last, just before its CAS: the fewer instructions
+	 * between the load and the CAS, the less often another backend's CAS
+	 * comes in between on a shared shard.
+	 */
+	uint64_t	word = ops.load_state();
+	int64_t		reserved = ops.load_reserved();
+
 	for (;;)
 	{
 		AtomicStep	s = advance_word(l, shard, word, now, max_lead_ms, reserved, max_count,

@@ -26,7 +26,7 @@ struct SfSlotOps
 	{
 		uint64		word = pg_atomic_read_u64(&slot->state);
 
-		/* reserved (and the clock) are read after the word */
+		/* reserved is read after the word (see atomic_seal) */
 		pg_read_barrier();
 		return word;
 	}

@@ -31,9 +31,10 @@
  * a slot's state, clock and reserved_offset words without any lock.  PG's
  * pg_atomic_compare_exchange_u64 and fetch_add are full barriers;
  * pg_atomic_read/write_u64 are plain, so the order is made explicit:
- *	- A call loads the clock word, then the state word, then (after
- *	  pg_read_barrier) reserved_offset, then reads the clock; it installs the
- *	  new state word with one CAS.  The state word strictly increases with
+ *	- A call loads the clock word, then reads the clock (then CASes the clock
+ *	  word if the reading differs), then loads the state word, then (after
+ *	  pg_read_barrier) reserved_offset; it installs the new state word with
+ *	  one CAS.  The state word strictly increases with
  *	  every install (it orders like the IDs), so a CAS that expects an old
  *	  value always fails: IDs of a shard strictly increase in CAS order.
  *	- The mark is durable before reserved_offset is raised: sf_move_mark
