@@ -223,7 +223,11 @@ CREATE VIEW snowflake_registry AS SELECT * FROM snowflake_registry();
 
 COMMENT ON VIEW snowflake_registry IS 'the shard registry in etcd (see snowflake_registry())';
 
-GRANT SELECT ON snowflake_registry TO PUBLIC;
+-- like pg_stat_activity's details: the lease, holders' hosts, ports and data
+-- directories are for monitoring roles, not for every login role
+REVOKE ALL ON FUNCTION snowflake_registry() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_registry() TO pg_read_all_stats;
+GRANT SELECT ON snowflake_registry TO pg_read_all_stats;
 
 -- Origin (1.1): the cluster where this database's extension was created, so
 -- that a database moved to another cluster without pg_snowflake/ (pg_upgrade,

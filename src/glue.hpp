@@ -215,6 +215,7 @@ void		sf_require_ready(void);
 void		sf_record_layout(void);
 ShardSlot  *sf_slot(int i);
 ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
+bool		sf_slot_available(int64 shard);
 void		sf_extend_mark(ShardSlot *slot, int64 wanted_offset);
 void		sf_reraise_reserved(void);
 int64		sf_wall_ms(void);

@@ -421,10 +421,18 @@ sf_registry_cap(int64 shard)
 {
 	if (!sf_registry_enabled || sf_reg == NULL)
 		return PG_INT64_MAX;
-	if ((int64) pg_atomic_read_u32(&sf_reg->pub_shard) != shard + 1)
+	uint32		pub = pg_atomic_read_u32(&sf_reg->pub_shard);
+	int64		published;
+
+	if ((int64) pub != shard + 1)
 		return -1;
 	pg_read_barrier();
-	return (int64) pg_atomic_read_u64(&sf_reg->published) - 1;
+	published = (int64) pg_atomic_read_u64(&sf_reg->published) - 1;
+	/* seqlock: a claim of another shard in between may have stored its mark */
+	pg_read_barrier();
+	if (pg_atomic_read_u32(&sf_reg->pub_shard) != pub)
+		return -1;
+	return published;
 }
 
 void
@@ -890,6 +898,19 @@ sf_claim(SfWorker *w, int64 now_ns)
 
 	for (int i = 0; i < ncand; i++)
 	{
+		/*
+		 * A shard this server has no slot for could not be generated for
+		 * (snowflake.max_shards used up by earlier claims): never claim it,
+		 * since giving it a slot after the claim would fail with the lease
+		 * held.
+		 */
+		if (!sf_slot_available(candidates[i]))
+		{
+			snprintf(holder, sizeof(holder), "no slot left on this server "
+					 "(snowflake.max_shards = %d; restart it to free the slots)",
+					 sf_max_shards);
+			continue;
+		}
 		rc = sf_try_shard(w, candidates[i], &fresh_ms, holder, sizeof(holder));
 		if (rc != 0)
 		{

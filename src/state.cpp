@@ -326,9 +326,14 @@ sf_slot_for_shard(int64 shard, bool logical)
 		slot = sf_slot(used);
 		slot->shard_id = (int32) shard;
 		slot->gen = snowflake::kFreshState;
+		/*
+		 * file_lock (shared) is held until the slot is published, so that a
+		 * concurrent raise of resume_offset (WAL replay, snowflake_raise_floor)
+		 * either comes first and is seen here, or comes after and finds the
+		 * slot in used_slots.
+		 */
 		LWLockAcquire(sf_shared->file_lock, LW_SHARED);
 		snowflake::resume_above(slot->gen, sf_layout, sf_shared->resume_offset);
-		LWLockRelease(sf_shared->file_lock);
 		sf_fastpath_init_slot(slot);
 		slot->stats_reset = GetCurrentTimestamp();
 		pg_atomic_init_u64(&slot->waits, 0);
@@ -340,6 +345,7 @@ sf_slot_for_shard(int64 shard, bool logical)
 		n = (uint32) used + 1;
 		pg_atomic_write_u32(&sf_index()[shard], n);
 		pg_atomic_write_u32(&sf_shared->used_slots, n);
+		LWLockRelease(sf_shared->file_lock);
 	}
 	LWLockRelease(sf_shared->assign_lock);
 
@@ -354,6 +360,17 @@ sf_slot_for_shard(int64 shard, bool logical)
 						   " (one of them kept for snowflake.shard_id)" : ""),
 				 errhint("Raise snowflake.max_shards and restart the server.")));
 	return sf_slot((int) n - 1);
+}
+
+/*
+ * Whether a shard has a slot or could get one now (the registry worker asks
+ * before it claims a shard, so that it never holds a shard it cannot use).
+ */
+bool
+sf_slot_available(int64 shard)
+{
+	return pg_atomic_read_u32(&sf_index()[shard]) > 0 ||
+		(int) pg_atomic_read_u32(&sf_shared->used_slots) < sf_shared->num_slots;
 }
 
 /* Errors out unless the library was preloaded and its recorded state is sound. */
@@ -766,8 +783,19 @@ sf_settle_mark(void)
 	int64		last = -1;
 	int			used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
 
+	if (used == 0)
+		return;					/* nothing issued here: the mark stays as it is */
 	for (int i = 0; i < used; i++)
 		last = Max(last, sf_slot_last(sf_slot(i), NULL));
+
+	/*
+	 * Never below the point shards resume above: the mark found at start,
+	 * raised by WAL replay (on a standby that generated with
+	 * allow_on_standby, the primary's mark) and by snowflake_raise_floor().
+	 * Replay after a restart begins at the restartpoint and would not raise
+	 * it again.
+	 */
+	last = Max(last, sf_shared->resume_offset);
 	if (last < 0 || last >= sf_durable_offset() || sf_write_mark(last + sf_layout.epoch_ms, &error))
 		return;
 	errno = error.err;
