@@ -293,21 +293,21 @@ def write_plot(path, res, work):
         return ", \\\n     ".join(f"'{fn}' using 1:{col} with linespoints lw 2 pt 7 dt {dt} lc rgb '{colour}' "
                                   f"title '{title}'" for fn, title, colour, dt in series)
     script = f"""
-set terminal pngcairo size 1400,520 font 'sans,10' noenhanced
+set terminal pngcairo size 1400,600 font 'sans,10' noenhanced
 set output '{path}'
 set multiplot layout 1,2
 set grid
-set key top left
+set key below maxrows 2
 set xlabel 'backends (on {c['ncpu']} cores)'
-set xtics (1, 2, 4, 8)
 set logscale x 2
+set xrange [0.8:10]
+set xtics (1, 2, 4, 8)
 set title 'IDs per second, all backends together (millions)'
 set yrange [0:*]
 plot {plot(2)}
 set title 'CPU time per call above the baseline (ns, log scale)'
 set logscale y
 set yrange [*:*]
-set key top left
 plot {plot(3)}
 unset multiplot
 """
@@ -319,14 +319,43 @@ unset multiplot
         log(f"gnuplot failed: {out.stderr.strip()[-300:]}")
 
 
+def replot(args):
+    """Redraws the plot from the CSV of the last run (same computation as run())."""
+    import csv
+    raw = {}
+    with open(os.path.join(args.results, "contention.csv")) as f:
+        for row in csv.DictReader(f):
+            if row["part"] == "contention":
+                raw[(row["item"], int(row["clients"]), int(row["round"]), row["metric"])] = \
+                    float(row["value"]) if row["value"] not in ("", "None") else None
+    rounds = max(k[2] for k in raw)
+    n_ids = MODES["full"]["n"] if rounds >= MODES["full"]["rounds"] else MODES["quick"]["n"]
+    rows = []
+    for label, _, place, n, _ in configs():
+        if label == BASELINE[0]:
+            continue
+        key, base = f"{label} / {place}", f"{BASELINE[0]} / -"
+        ids = [raw[(key, n, r, "tps")] * n_ids for r in range(1, rounds + 1)]
+        cost = [raw[(key, n, r, "cpu_ns_per_row")] - raw[(base, n, r, "cpu_ns_per_row")]
+                for r in range(1, rounds + 1)]
+        rows.append((label, place, n, median(ids), median(cost), None))
+    res = bench.Results()
+    res.parts["contention"] = dict(rows=rows, ncpu=os.cpu_count() or 1)
+    write_plot(os.path.join(args.results, "contention.png"), res, args.work)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="fewer rounds, shorter runs")
     ap.add_argument("--work", required=True)
     ap.add_argument("--results", required=True)
+    ap.add_argument("--replot", action="store_true", help="redraw contention.png from contention.csv")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    run(args)
+    if args.replot:
+        replot(args)
+    else:
+        run(args)
 
 
 if __name__ == "__main__":
