@@ -216,16 +216,31 @@ void		sf_record_layout(void);
 ShardSlot  *sf_slot(int i);
 ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
 bool		sf_slot_available(int64 shard);
+void		sf_refuse(SnowflakeShared *out, const char *message, const char *detail);
+bool		sf_read_record(SnowflakeShared *out, const char *path, const char *what,
+						   char *buf, size_t buflen, size_t *len, bool *missing);
 void		sf_extend_mark(ShardSlot *slot, int64 wanted_offset);
 void		sf_reraise_reserved(void);
 int64		sf_wall_ms(void);
 
 void		sf_raise_floor(int64 offset);
+void		sf_register_worker(const char *function, const char *name, int flags);
 
 /* origin.cpp */
-bool		sf_load_lineage(SnowflakeShared *out, char *message, size_t message_len,
-							char *detail, size_t detail_len);
-void		sf_check_origin(Oid fn_oid);
+void		sf_load_lineage(SnowflakeShared *out);
+extern bool sf_origin_checked;
+void		sf_check_origin_slow(Oid fn_oid);
+
+/*
+ * The first generating call of a backend checks where its database's IDs
+ * came from; later calls pay one test of a backend-local flag, inline.
+ */
+static inline void
+sf_check_origin(Oid fn_oid)
+{
+	if (!sf_origin_checked)
+		sf_check_origin_slow(fn_oid);
+}
 
 /* snowflake.cpp */
 TimestampTz sf_decoded_timestamptz(int64 unix_ms, int64 id);

@@ -43,15 +43,15 @@ PG_FUNCTION_INFO_V1(snowflake_raise_floor);
 static const char *const kLineageName = "lineage";
 static const char *const kLineageFile = "pg_snowflake/lineage";
 
-/* Set once this backend's database has passed the check. */
-static bool sf_origin_checked = false;
+/* Set once this backend's database has passed the check (see glue.hpp). */
+bool		sf_origin_checked = false;
 
-/* Whether the lineage covers a system identifier (no lock: read-only). */
+/* Whether a lineage covers a system identifier (no lock: read-only after start). */
 static bool
-sf_lineage_covers(uint64 sysid)
+sf_lineage_covers(const SnowflakeShared *state, uint64 sysid)
 {
-	for (int i = 0; i < sf_shared->lineage_count; i++)
-		if (sf_shared->lineage[i] == sysid)
+	for (int i = 0; i < state->lineage_count; i++)
+		if (state->lineage[i] == sysid)
 			return true;
 	return false;
 }
@@ -60,44 +60,36 @@ sf_lineage_covers(uint64 sysid)
  * At start, in the postmaster: reads pg_snowflake/lineage into "out", and
  * adds this cluster to it (on disk too) unless it is there.  A state
  * directory made before 1.1 has a mark or layout but no lineage: it is taken
- * to be this cluster's.  Returns false with message and detail filled when
- * the file cannot be read or written.
+ * to be this cluster's.  A file that cannot be read or written refuses the
+ * state, as an unreadable mark or layout does.
  */
-bool
-sf_load_lineage(SnowflakeShared *out, char *message, size_t message_len,
-				char *detail, size_t detail_len)
+void
+sf_load_lineage(SnowflakeShared *out)
 {
 	char		buf[4096];
+	char		detail[512];
 	size_t		len = 0;
+	bool		missing;
 	uint64		sysid = GetSystemIdentifier();
 	snowflake::FileError error = {"", "", 0};
 	int			count = 0;
 
 	out->lineage_count = 0;
-	switch (snowflake::read_small_file(kLineageFile, buf, sizeof(buf), &len, &error))
+	if (sf_read_record(out, kLineageFile, "lineage", buf, sizeof(buf), &len, &missing))
 	{
-		case snowflake::ReadResult::Ok:
-			if (!snowflake::parse_lineage_record(buf, len, out->lineage, SF_MAX_LINEAGE, &count))
-			{
-				strlcpy(message, "could not read the recorded snowflake lineage", message_len);
-				snprintf(detail, detail_len, "File \"%s\" is not a valid lineage record",
-						 kLineageFile);
-				return false;
-			}
-			out->lineage_count = count;
-			break;
-		case snowflake::ReadResult::Missing:
-			break;
-		case snowflake::ReadResult::Failed:
-		case snowflake::ReadResult::TooLarge:
-			strlcpy(message, "could not read the recorded snowflake lineage", message_len);
-			snprintf(detail, detail_len, "Could not %s file \"%s\": %s",
-					 error.operation, kLineageFile, strerror(error.err));
-			return false;
+		if (!snowflake::parse_lineage_record(buf, len, out->lineage, SF_MAX_LINEAGE, &count))
+		{
+			snprintf(detail, sizeof(detail), "File \"%s\" is not a valid lineage record",
+					 kLineageFile);
+			sf_refuse(out, "could not read the recorded snowflake lineage", detail);
+			return;
+		}
+		out->lineage_count = count;
 	}
-	for (int i = 0; i < out->lineage_count; i++)
-		if (out->lineage[i] == sysid)
-			return true;
+	else if (!missing)
+		return;					/* refused by sf_read_record */
+	if (sf_lineage_covers(out, sysid))
+		return;
 
 	/* keep the newest SF_MAX_LINEAGE - 1 and add this cluster */
 	if (out->lineage_count == SF_MAX_LINEAGE)
@@ -111,12 +103,10 @@ sf_load_lineage(SnowflakeShared *out, char *message, size_t message_len,
 												   buf, sizeof(buf));
 	if (!snowflake::write_file_durably(kLineageName, buf, len, &error))
 	{
-		strlcpy(message, "could not record the snowflake lineage", message_len);
-		snprintf(detail, detail_len, "Could not %s file \"%s\": %s",
+		snprintf(detail, sizeof(detail), "Could not %s file \"%s\": %s",
 				 error.operation, error.path, strerror(error.err));
-		return false;
+		sf_refuse(out, "could not record the snowflake lineage", detail);
 	}
-	return true;
 }
 
 /*
@@ -126,15 +116,13 @@ sf_load_lineage(SnowflakeShared *out, char *message, size_t message_len,
  * extension predates 1.1 has no snowflake_origin and is not checked.
  */
 void
-sf_check_origin(Oid fn_oid)
+sf_check_origin_slow(Oid fn_oid)
 {
 	Oid			nsp;
 	char	   *query;
 	uint64		foreign_sysid = 0;
 	bool		foreign = false;
 
-	if (sf_origin_checked)
-		return;
 	nsp = get_func_namespace(fn_oid);
 	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("snowflake_origin", nsp)))
 	{
@@ -154,7 +142,7 @@ sf_check_origin(Oid fn_oid)
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
 		uint64		sysid = isnull ? 0 : (uint64) DatumGetInt64(d);
 
-		if (!isnull && !sf_lineage_covers(sysid))
+		if (!isnull && !sf_lineage_covers(sf_shared, sysid))
 		{
 			foreign = true;
 			foreign_sysid = sysid;

@@ -130,7 +130,7 @@ sf_shmem_request(void)
 }
 
 /* Marks the state as refused, keeping the first reason found. */
-static void
+void
 sf_refuse(SnowflakeShared *out, const char *message, const char *detail)
 {
 	if (out->refused)
@@ -143,7 +143,7 @@ sf_refuse(SnowflakeShared *out, const char *message, const char *detail)
 }
 
 /* Reads a small record file; Missing is not an error, the rest refuse. */
-static bool
+bool
 sf_read_record(SnowflakeShared *out, const char *path, const char *what,
 			   char *buf, size_t buflen, size_t *len, bool *missing)
 {
@@ -205,12 +205,7 @@ sf_load_recorded_state(SnowflakeShared *out)
 			pg_atomic_init_u32(&out->layout_recorded, 1);
 	}
 
-	{
-		char		message[128];
-
-		if (!sf_load_lineage(out, message, sizeof(message), detail, sizeof(detail)))
-			sf_refuse(out, message, detail);
-	}
+	sf_load_lineage(out);
 
 	if (sf_read_record(out, kMarkFile, "high-water mark", buf, sizeof(buf), &len, &missing))
 	{
@@ -930,20 +925,23 @@ snowflake_mark_worker_main(Datum)
 	}
 }
 
-/* Registers the mark worker. */
-static void
-sf_register_worker(void)
+/*
+ * Registers one of snowflake's background workers: started once recovery is
+ * over (a standby runs none), restarted a second after it exits with code 1.
+ */
+void
+sf_register_worker(const char *function, const char *name, int flags)
 {
 	BackgroundWorker worker;
 
 	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_flags = flags;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = 1;
 	strlcpy(worker.bgw_library_name, "snowflake", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "snowflake_mark_worker_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "snowflake mark worker", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "snowflake mark worker", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, function, BGW_MAXLEN);
+	strlcpy(worker.bgw_name, name, BGW_MAXLEN);
+	strlcpy(worker.bgw_type, name, BGW_MAXLEN);
 	RegisterBackgroundWorker(&worker);
 }
 
@@ -955,6 +953,7 @@ sf_state_init(void)
 	shmem_request_hook = sf_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = sf_shmem_startup;
-	sf_register_worker();
+	sf_register_worker("snowflake_mark_worker_main", "snowflake mark worker",
+					   BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION);
 	RegisterCustomRmgr(SF_RMGR_ID, &sf_rmgr);
 }
