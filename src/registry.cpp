@@ -1269,8 +1269,6 @@ snowflake_registry_worker_main(Datum)
 void
 sf_registry_init(void)
 {
-	BackgroundWorker worker;
-
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = sf_registry_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
@@ -1278,16 +1276,9 @@ sf_registry_init(void)
 
 	if (!sf_registry_enabled)
 		return;
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
 	/* a standby claims nothing: the worker starts at promotion */
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	strlcpy(worker.bgw_library_name, "snowflake", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "snowflake_registry_worker_main", BGW_MAXLEN);
-	strlcpy(worker.bgw_name, "snowflake registry worker", BGW_MAXLEN);
-	strlcpy(worker.bgw_type, "snowflake registry worker", BGW_MAXLEN);
-	RegisterBackgroundWorker(&worker);
+	sf_register_worker("snowflake_registry_worker_main", "snowflake registry worker",
+					   BGWORKER_SHMEM_ACCESS);
 }
 
 /*---- the view ----*/
