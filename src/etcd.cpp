@@ -330,6 +330,24 @@ key_matches(const char *kstart, const char *kend, const char *seg)
 	return n == len && memcmp(key, seg, len) == 0;
 }
 
+/* What follows an element of an object or array. */
+enum class Separator
+{
+	Comma,						/* another element follows */
+	Close,						/* the closing bracket: the container ends */
+	Bad
+};
+
+/* Reads the "," or closing bracket after an element. */
+Separator
+after_element(Parser &ps, char close)
+{
+	skip_ws(ps);
+	if (ps.p < ps.end && (*ps.p == ',' || *ps.p == close))
+		return *ps.p++ == ',' ? Separator::Comma : Separator::Close;
+	return Separator::Bad;
+}
+
 bool
 parse_object(Parser &ps, const char *seg)
 {
@@ -359,18 +377,15 @@ parse_object(Parser &ps, const char *seg)
 		ps.p++;
 		if (!parse_value(ps, child))
 			return false;
-		skip_ws(ps);
-		if (ps.p < ps.end && *ps.p == ',')
+		switch (after_element(ps, '}'))
 		{
-			ps.p++;
-			continue;
+			case Separator::Comma:
+				continue;
+			case Separator::Close:
+				return true;
+			case Separator::Bad:
+				return false;
 		}
-		if (ps.p < ps.end && *ps.p == '}')
-		{
-			ps.p++;
-			return true;
-		}
-		return false;
 	}
 }
 
@@ -414,18 +429,15 @@ parse_array(Parser &ps, const char *seg)
 			child = next_segment(seg);
 		if (!parse_value(ps, child))
 			return false;
-		skip_ws(ps);
-		if (ps.p < ps.end && *ps.p == ',')
+		switch (after_element(ps, ']'))
 		{
-			ps.p++;
-			continue;
+			case Separator::Comma:
+				continue;
+			case Separator::Close:
+				return true;
+			case Separator::Bad:
+				return false;
 		}
-		if (ps.p < ps.end && *ps.p == ']')
-		{
-			ps.p++;
-			return true;
-		}
-		return false;
 	}
 }
 
