@@ -21,13 +21,13 @@ import math
 import os
 import pwd
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
-PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import PG_BIN, as_postgres, free_port  # noqa: E402  (the same scratch servers)
 CONF = """
 listen_addresses = ''
 port = {port}
@@ -43,18 +43,6 @@ WIDE = "snowflake.shard_bits = 3\nsnowflake.sequence_bits = 22\n"
 
 def log(msg):
     print(f"[sequence_start] {msg}", file=sys.stderr, flush=True)
-
-
-def as_postgres(cmd):
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--", "env", f"PATH={PG_BIN}:{os.environ['PATH']}"] + cmd
-    return cmd
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
