@@ -13,7 +13,7 @@
 # lists that the chroot lacks (apt-get inside it), copies the source tree to
 # /build/snowflake inside (objects of other versions stay outside), mounts
 # /proc, /dev and /dev/shm, runs the command there as root with a clean
-# environment (SUITES, PROVE_TESTS, SKIP_BUILD and PG_* are passed on), copies
+# environment (SUITES, PROVE_TESTS, INTEGRATION_TESTS, SKIP_BUILD and PG_* are passed on), copies
 # dist/*.deb back to the tree's dist/, and unmounts.
 #
 # A chroot is complete once it holds .snowflake-complete, written after
@@ -114,6 +114,7 @@ in_chroot() {
     PATH=/usr/lib/postgresql/$version/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PG_VERSIONS="$version" PG_VERSION="$version" \
     ${SUITES:+SUITES="$SUITES"} ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
+    ${INTEGRATION_TESTS:+INTEGRATION_TESTS="$INTEGRATION_TESTS"} \
     ${SKIP_BUILD:+SKIP_BUILD="$SKIP_BUILD"} "$@"
 }
 

@@ -21,6 +21,13 @@ packages=(
   postgresql-server-dev-all debhelper fakeroot dpkg-dev build-essential
 )
 
+# what only the integration suites need (test/integration/), on the one
+# version that runs them (PG_INTEGRATION_VERSION in lib.sh)
+if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
+  packages+=(
+  )
+fi
+
 if [ "${1:-}" = --list ]; then
   echo "${packages[*]}"
   exit 0

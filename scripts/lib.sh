@@ -5,6 +5,11 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The PostgreSQL versions we test, and the Debian suite that packages each.
 # 16 has no Debian package; it builds by the same version guards as 17.
 PG_TESTED_VERSIONS="15 17 18"
+# The integration suites (test/integration/: client libraries and ORMs, the
+# metrics exporter, pg_partman, active-active replication) run once, on the
+# newest stable version, where Debian packages the newest libraries; the core
+# suites run on every version.
+PG_INTEGRATION_VERSION=18
 pg_suite() {
   case $1 in
     15) echo bookworm ;;

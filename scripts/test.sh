@@ -12,7 +12,9 @@
 #   SUITES="unit tap" bash scripts/test.sh                    # some suites
 #   SKIP_BUILD=1 bash scripts/test.sh                         # test what is installed
 #
-# Suites: unit, release (version and META.json checks), regress, tap, package.
+# Suites: unit, release (version and META.json checks), regress, tap, package,
+# and integration (test/integration/*.pl: client libraries, the metrics
+# exporter, pg_partman, active-active; on PG_INTEGRATION_VERSION only).
 # Each version prints its counts; the last line sums the runners' own counts
 # over all versions and suites: "N passed, N failed".
 set -euo pipefail
@@ -54,7 +56,9 @@ if [ -z "${SKIP_BUILD:-}" ]; then
   build_and_install
 fi
 
-suites=" ${SUITES:-unit release regress tap package} "
+default_suites="unit release regress tap package"
+[ "$PG_VERSION" = "$PG_INTEGRATION_VERSION" ] && default_suites+=" integration"
+suites=" ${SUITES:-$default_suites} "
 status=0
 passed=0
 failed=0
@@ -135,6 +139,14 @@ if [[ $suites == *" tap "* ]]; then
     [[ " $GENERATOR_TESTS " == *" $test "* ]] && again+=("$test")
   done
   [ ${#again[@]} -gt 0 ] && prove_pass lwlock "${again[@]}"
+fi
+
+if [[ $suites == *" integration "* ]]; then
+  echo "== integration tests (PostgreSQL $PG_VERSION)"
+  selected=$(cd "$work" && echo ${INTEGRATION_TESTS:-test/integration/*.pl})
+  if [ "$selected" != "test/integration/*.pl" ]; then
+    prove_pass atomic $selected
+  fi
 fi
 
 if [[ $suites == *" package "* ]]; then
