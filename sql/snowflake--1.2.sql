@@ -248,74 +248,125 @@ COMMENT ON TABLE snowflake_origin IS
 -- every generating call reads it once per session
 GRANT SELECT ON snowflake_origin TO PUBLIC;
 
-CREATE FUNCTION snowflake_raise_floor(ts timestamptz)
+CREATE FUNCTION snowflake_raise_floor(ts timestamptz, allow_future boolean DEFAULT false)
 RETURNS void
 AS 'MODULE_PATHNAME', 'snowflake_raise_floor'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION snowflake_raise_floor(timestamptz) IS
-'makes every shard of this server resume strictly above the millisecond of ts (durable, WAL-logged); used by snowflake_adopt_database()';
+COMMENT ON FUNCTION snowflake_raise_floor(timestamptz, boolean) IS
+'makes every shard of this server resume strictly above the millisecond of ts (durable, WAL-logged); refuses a ts more than snowflake.max_clock_lead + snowflake.max_clock_wait ahead of the clock unless allow_future; used by snowflake_adopt_database()';
 
-REVOKE ALL ON FUNCTION snowflake_raise_floor(timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_raise_floor(timestamptz, boolean) FROM PUBLIC;
 
-CREATE FUNCTION snowflake_adopt_database(at_least timestamptz DEFAULT NULL)
+CREATE FUNCTION snowflake_adopt_database(at_least timestamptz DEFAULT NULL,
+                                         allow_future boolean DEFAULT false)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    ext_schema text;
+    ext_schema name;
     col record;
     top bigint;
+    top_ts timestamptz;
     m bigint;
+    m_ts timestamptz;
     checked int := 0;
     floor_ts timestamptz;
+    lead_text text;
+    wait_text text;
+    bound interval;
+    limit_ts timestamptz;
 BEGIN
+    IF allow_future IS NULL THEN
+        RAISE EXCEPTION 'snowflake_adopt_database: allow_future must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     SELECT n.nspname INTO ext_schema
-    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+    FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
     WHERE e.extname = 'snowflake';
+
+    -- a floor further ahead of the clock than the lead plus the wait would
+    -- make every generating call of the server fail until the clock reaches
+    -- it: one far-future value inserted by anyone with INSERT must not do that
+    lead_text := pg_catalog.current_setting('snowflake.max_clock_lead', true);
+    wait_text := pg_catalog.current_setting('snowflake.max_clock_wait', true);
+    IF lead_text IS NOT NULL AND wait_text IS NOT NULL THEN
+        bound := lead_text::pg_catalog.interval + wait_text::pg_catalog.interval;
+        limit_ts := pg_catalog.clock_timestamp() + bound;
+    END IF;
 
     -- every bigint column whose default calls a function of this extension
     FOR col IN
-        SELECT DISTINCT ad.adrelid::regclass AS tbl, a.attname
-        FROM pg_attrdef ad
-        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
-        JOIN pg_class c ON c.oid = ad.adrelid
-        JOIN pg_depend d ON d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
-                        AND d.refclassid = 'pg_proc'::regclass
-        JOIN pg_depend x ON x.classid = 'pg_proc'::regclass AND x.objid = d.refobjid
-                        AND x.refclassid = 'pg_extension'::regclass AND x.deptype = 'e'
-        JOIN pg_extension e ON e.oid = x.refobjid AND e.extname = 'snowflake'
-        WHERE a.atttypid = 'bigint'::regtype AND NOT a.attisdropped
+        SELECT DISTINCT ad.adrelid::pg_catalog.regclass AS tbl, a.attname
+        FROM pg_catalog.pg_attrdef ad
+        JOIN pg_catalog.pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+        JOIN pg_catalog.pg_class c ON c.oid = ad.adrelid
+        JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+                        AND d.objid = ad.oid
+                        AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+        JOIN pg_catalog.pg_depend x ON x.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                        AND x.objid = d.refobjid
+                        AND x.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                        AND x.deptype = 'e'
+        JOIN pg_catalog.pg_extension e ON e.oid = x.refobjid AND e.extname = 'snowflake'
+        WHERE a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype AND NOT a.attisdropped
           AND c.relkind IN ('r', 'p')
     LOOP
-        EXECUTE format('SELECT max(%I) FROM %s', col.attname, col.tbl) INTO m;
+        EXECUTE format('SELECT pg_catalog.max(%I) FROM %s', col.attname, col.tbl) INTO m;
         checked := checked + 1;
-        IF m IS NOT NULL AND (top IS NULL OR m > top) THEN
+        CONTINUE WHEN m IS NULL;
+        EXECUTE format('SELECT %I.snowflake_timestamp($1::pg_catalog.int8)', ext_schema)
+            INTO m_ts USING m;
+        IF m_ts > limit_ts AND NOT allow_future THEN
+            RAISE EXCEPTION 'the largest snowflake ID in column "%" of % is too far ahead of the clock',
+                            col.attname, col.tbl
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = format('Its value %s carries %s, %s ahead of the clock; a floor more than '
+                                      'snowflake.max_clock_lead + snowflake.max_clock_wait (%s) ahead would '
+                                      'make every generating call on this server fail until the clock '
+                                      'reaches it. Nothing was changed.',
+                                      m, m_ts, pg_catalog.date_trunc('second', m_ts - pg_catalog.clock_timestamp()),
+                                      bound),
+                      HINT = 'If that row does not hold a real snowflake ID, fix or delete it and run '
+                             'snowflake_adopt_database() again; if IDs really were issued that far ahead, '
+                             'run snowflake_adopt_database(allow_future => true).';
+        END IF;
+        IF top IS NULL OR m > top THEN
             top := m;
+            top_ts := m_ts;
         END IF;
     END LOOP;
 
-    IF top IS NOT NULL THEN
-        EXECUTE format('SELECT %I.snowflake_timestamp($1)', ext_schema) INTO floor_ts USING top;
+    IF at_least > limit_ts AND NOT allow_future THEN
+        RAISE EXCEPTION 'snowflake floor % is too far ahead of the clock', at_least
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('It is %s ahead; a floor more than snowflake.max_clock_lead + '
+                                  'snowflake.max_clock_wait (%s) ahead would make every generating '
+                                  'call on this server fail until the clock reaches it. Nothing was changed.',
+                                  pg_catalog.date_trunc('second', at_least - pg_catalog.clock_timestamp()),
+                                  bound),
+                  HINT = 'Check the value; if IDs really were issued that far ahead, pass allow_future => true.';
     END IF;
-    floor_ts := greatest(floor_ts, at_least);
+    floor_ts := greatest(top_ts, at_least);
     IF floor_ts IS NOT NULL THEN
-        EXECUTE format('SELECT %I.snowflake_raise_floor($1)', ext_schema) USING floor_ts;
+        EXECUTE format('SELECT %I.snowflake_raise_floor($1::pg_catalog.timestamptz, $2::pg_catalog.bool)',
+                       ext_schema)
+            USING floor_ts, allow_future;
     END IF;
     EXECUTE format('UPDATE %I.snowflake_origin SET system_identifier = '
                    '(SELECT system_identifier FROM pg_catalog.pg_control_system()), '
-                   'recorded_at = now()', ext_schema);
+                   'recorded_at = pg_catalog.now()', ext_schema);
     RAISE NOTICE 'snowflake: checked % column(s); this server now generates above %',
         checked, coalesce(floor_ts::text, 'the clock (no IDs found)');
     RETURN floor_ts;
 END
 $$;
 
-COMMENT ON FUNCTION snowflake_adopt_database(timestamptz) IS
-'adopts a database moved from another cluster without its snowflake state: resumes above its largest ID in columns defaulting to snowflake functions (and above at_least), then records this cluster as its origin';
+COMMENT ON FUNCTION snowflake_adopt_database(timestamptz, boolean) IS
+'adopts a database moved from another cluster without its snowflake state: resumes above its largest ID in columns defaulting to snowflake functions (and above at_least), then records this cluster as its origin; refuses a floor more than snowflake.max_clock_lead + snowflake.max_clock_wait ahead of the clock unless allow_future';
 
-REVOKE ALL ON FUNCTION snowflake_adopt_database(timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_adopt_database(timestamptz, boolean) FROM PUBLIC;
 -- Decoding other systems' IDs by layout name (twitter, discord, instagram,
 -- sonyflake, mastodon, or snowflake for this server's own).  IMMUTABLE: the
 -- named layouts are constants; "snowflake" is fixed at server start and
@@ -484,7 +535,17 @@ BEGIN
                 JOIN pg_catalog.pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
                 WHERE dep.classid = 'pg_catalog.pg_attrdef'::regclass AND dep.objid = r.defoid
                   AND dep.refclassid = 'pg_catalog.pg_class'::regclass);
-            IF r.expr ~ 'snowflake_nextval\(' THEN
+            -- ours if the default calls snowflake_nextval of this extension:
+            -- the function by OID (a member of the extension), never by text
+            IF EXISTS (
+                SELECT 1 FROM pg_catalog.pg_depend dep
+                JOIN pg_catalog.pg_depend x
+                  ON x.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND x.objid = dep.refobjid
+                 AND x.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND x.deptype = 'e'
+                JOIN pg_catalog.pg_extension e ON e.oid = x.refobjid AND e.extname = 'snowflake'
+                JOIN pg_catalog.pg_proc p ON p.oid = dep.refobjid AND p.proname = 'snowflake_nextval'
+                WHERE dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = r.defoid
+                  AND dep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass) THEN
                 already := true;
             ELSIF NOT EXISTS (
                 SELECT 1 FROM pg_catalog.pg_depend dep
@@ -551,9 +612,13 @@ BEGIN
                                     WHEN r.partnatts > 1
                                     THEN 'The column is part of a multi-column partition key.'
                                     ELSE format('New IDs are about %s; no range partition (and no default partition) holds that.', probe) END,
-                      HINT = format('Add a partition for the new IDs first, for example: CREATE TABLE ... '
-                                    'PARTITION OF %s FOR VALUES FROM (%s.snowflake_min_id(''...'')) TO (MAXVALUE);',
-                                    r.parent, pg_catalog.quote_ident(ext));
+                      HINT = CASE WHEN r.partstrat = 'l' OR r.partnatts > 1
+                                  THEN 'New snowflake IDs cannot be routed by a list of values or a multi-column '
+                                       'key: partition by RANGE on the ID alone (bounds from snowflake_min_id()) '
+                                       'or by HASH, or keep the column as it is.'
+                                  ELSE format('Add a partition for the new IDs first, for example: CREATE TABLE ... '
+                                              'PARTITION OF %s FOR VALUES FROM (%s.snowflake_min_id(''...'')) TO (MAXVALUE);',
+                                              r.parent, pg_catalog.quote_ident(ext)) END;
         END IF;
     END LOOP;
 
@@ -597,7 +662,7 @@ BEGIN
         changes := changes || format('replaced DEFAULT %s', old_default);
     END IF;
     IF already THEN
-        changes := changes || 'the column already used snowflake IDs';
+        changes := changes || 'the column already used snowflake IDs'::text;
     END IF;
 
     FOREACH seq_rel IN ARRAY coalesce(seqs, '{}') LOOP

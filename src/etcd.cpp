@@ -810,6 +810,24 @@ request(Client *c, const char *path, const char *json)
 		int64_t		code = 0;
 		char		message[160];
 
+		long		timeout_ms = c->timeout_ms;
+
+		if (c->budget_ns > 0)
+		{
+			int64_t		left_ms = (c->budget_ns - mono_ns()) / 1000000;
+
+			if (left_ms <= 0)
+			{
+				snprintf(c->error, sizeof(c->error), "%s: no time left before the lease "
+						 "deadline", c->endpoints[idx]);
+				return Result::Failed;
+			}
+			if (left_ms < timeout_ms)
+				timeout_ms = (long) left_ms;
+		}
+		curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+		curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+						 c->connect_timeout_ms < timeout_ms ? c->connect_timeout_ms : timeout_ms);
 		snprintf(url, sizeof(url), "%s%s", c->endpoints[idx], path);
 		c->body_len = 0;
 		c->body_overflow = false;
@@ -1059,8 +1077,9 @@ create_if_absent(Client *c, const char *key, const char *value, int64_t lease,
 			 "{\"compare\":[{\"key\":\"%s\",\"target\":\"CREATE\",\"createRevision\":\"0\"}],"
 			 "\"success\":[{\"requestPut\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%" PRId64 "\"}},"
 			 "{\"requestRange\":{\"key\":\"%s\"}}],"
-			 "\"failure\":[{\"requestRange\":{\"key\":\"%s\"}}]}",
-			 k, k, v, lease, rk, k);
+			 "\"failure\":[{\"requestRange\":{\"key\":\"%s\"}},"
+			 "{\"requestRange\":{\"key\":\"%s\"}}]}",
+			 k, k, v, lease, rk, k, rk);
 	if ((r = request(c, "/v3/kv/txn", req)) != Result::Ok)
 		return r == Result::NotFound ? Result::Failed : r;
 
@@ -1069,21 +1088,20 @@ create_if_absent(Client *c, const char *key, const char *value, int64_t lease,
 									type != JsonType::False))
 		return garbage(c, "a transaction");
 	*created = f == JsonFound::Found && type == JsonType::True;
+
+	/* responses[1] is the range on read_key, in both branches */
+	if (json_lookup(c->body, c->body_len, "responses.1.response_range", NULL, NULL, 0) !=
+		JsonFound::Found)
+		return garbage(c, "a transaction");
+	f = b64_field(c->body, c->body_len, "responses.1.response_range.kvs.0.value",
+				  read_value, read_len);
+	if (f == JsonFound::Invalid)
+		return garbage(c, "a transaction");
+	*read_found = f == JsonFound::Found;
+	if (!*read_found && read_len > 0)
+		read_value[0] = '\0';
 	if (*created)
-	{
-		/* responses[1] is the range on read_key */
-		if (json_lookup(c->body, c->body_len, "responses.1.response_range", NULL, NULL, 0) !=
-			JsonFound::Found)
-			return garbage(c, "a transaction");
-		f = b64_field(c->body, c->body_len, "responses.1.response_range.kvs.0.value",
-					  read_value, read_len);
-		if (f == JsonFound::Invalid)
-			return garbage(c, "a transaction");
-		*read_found = f == JsonFound::Found;
-		if (!*read_found && read_len > 0)
-			read_value[0] = '\0';
 		return Result::Ok;
-	}
 	f = b64_field(c->body, c->body_len, "responses.0.response_range.kvs.0.value", holder,
 				  holder_len);
 	if (f == JsonFound::Invalid)
@@ -1125,6 +1143,34 @@ put_if_lease(Client *c, const char *guard_key, int64_t lease, const char *key,
 									type != JsonType::False))
 		return garbage(c, "a transaction");
 	*applied = f == JsonFound::Found && type == JsonType::True;
+	return Result::Ok;
+}
+
+Result
+delete_if_lease(Client *c, const char *key, int64_t lease, bool *deleted) noexcept
+{
+	char		k[512];
+	char		req[1200];
+	Result		r;
+	JsonType	type;
+	JsonFound	f;
+
+	if (!b64(key, k, sizeof(k)))
+	{
+		snprintf(c->error, sizeof(c->error), "key too long");
+		return Result::Failed;
+	}
+	snprintf(req, sizeof(req),
+			 "{\"compare\":[{\"key\":\"%s\",\"target\":\"LEASE\",\"lease\":\"%" PRId64 "\"}],"
+			 "\"success\":[{\"requestDeleteRange\":{\"key\":\"%s\"}}]}",
+			 k, lease, k);
+	if ((r = request(c, "/v3/kv/txn", req)) != Result::Ok)
+		return r == Result::NotFound ? Result::Failed : r;
+	f = json_lookup(c->body, c->body_len, "succeeded", &type, NULL, 0);
+	if (f == JsonFound::Invalid || (f == JsonFound::Found && type != JsonType::True &&
+									type != JsonType::False))
+		return garbage(c, "a transaction");
+	*deleted = f == JsonFound::Found && type == JsonType::True;
 	return Result::Ok;
 }
 

@@ -54,6 +54,8 @@ struct Client
 	size_t		body_cap;
 	bool		body_overflow;
 	int64_t		sent_ns;		/* CLOCK_MONOTONIC just before the answered request */
+	int64_t		budget_ns;		/* CLOCK_MONOTONIC after which no request starts or
+								 * goes on (each is cut to fit); 0: no budget */
 	Traffic		traffic;
 	char		error[256];		/* why the last call failed */
 };
@@ -78,8 +80,9 @@ Result lease_revoke(Client *c, int64_t id) noexcept;
 /*
  * Creates key = value attached to lease if the key does not exist, and reads
  * read_key in the same transaction.  *created tells which; when the key
- * existed, its value goes to holder (truncated) and its lease to *holder_lease;
- * when created, read_key's value goes to read_value (*read_found).
+ * existed, its value goes to holder (truncated) and its lease to
+ * *holder_lease.  Either way read_key's value goes to read_value
+ * (*read_found), truncated to read_len - 1 bytes.
  */
 Result create_if_absent(Client *c, const char *key, const char *value, int64_t lease,
 						const char *read_key, bool *created,
@@ -89,6 +92,9 @@ Result create_if_absent(Client *c, const char *key, const char *value, int64_t l
 /* Puts key = value only while guard_key exists attached to lease; *applied. */
 Result put_if_lease(Client *c, const char *guard_key, int64_t lease, const char *key,
 					const char *value, bool *applied) noexcept;
+
+/* Deletes key only while it is attached to lease; *deleted. */
+Result delete_if_lease(Client *c, const char *key, int64_t lease, bool *deleted) noexcept;
 
 /* Reads one key: *found, its value (truncated) and its lease. */
 Result get(Client *c, const char *key, char *value, size_t value_len, bool *found,

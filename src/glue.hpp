@@ -86,6 +86,10 @@
 #define SF_WORKER_ACTIVE_MS 60000
 /* Clusters remembered in pg_snowflake/lineage. */
 #define SF_MAX_LINEAGE 32
+/* Ranges of the primary's shards a standby remembers (more: all shards). */
+#define SF_MAX_PRIMARY_RANGES 64
+/* How often the primary re-logs its shards while WAL is being written. */
+#define SF_SHARDS_LOG_MS 15000
 /* Backward clock steps at least this large are logged as a WARNING. */
 #define SF_WARN_STEP_MS 10
 
@@ -156,19 +160,37 @@ typedef struct SnowflakeShared
 	int64		resume_offset;	/* layout offset; -1: none */
 
 	/*
-	 * Written by the postmaster at start, or once by WAL replay of a layout
-	 * record that differs from this server's (the message first, then a
-	 * write barrier, then the flag), and never cleared.
+	 * Refusals, written by the postmaster at start, or once by WAL replay of
+	 * a layout record that differs from this server's (the message first,
+	 * then a write barrier, then the flag), and never cleared.  A layout
+	 * refusal stops decoding and generation (IDs would decode wrongly); a
+	 * state refusal (the mark or the lineage unreadable) stops generation
+	 * only, since decoding depends on the layout alone.
 	 */
-	volatile bool refused;		/* recorded state differs or is unreadable */
+	volatile bool refused;		/* recorded layout differs or is unreadable */
 	char		refusal_message[128];
 	char		refusal_detail[512];
+	volatile bool state_refused;	/* recorded mark or lineage unreadable */
+	char		state_message[128];
+	char		state_detail[512];
+
+	/* written by the postmaster at start, read-only afterwards */
+	bool		started_from_backup;	/* backup_label or recovery.signal at start */
 
 	/* written by the postmaster at start, read-only afterwards (origin.cpp) */
 	int32		lineage_count;
 	uint64		lineage[SF_MAX_LINEAGE];	/* pg_snowflake/lineage */
 
+	/*
+	 * On a standby, under file_lock: the shards its primary generates for,
+	 * from the last shards record replayed (none before the first).
+	 */
+	bool		primary_shards_known;
+	int32		primary_shard_count;	/* -1: too many ranges, every shard */
+	snowflake::ShardRange primary_shards[SF_MAX_PRIMARY_RANGES];
+
 	/* atomics */
+	pg_atomic_uint32 registry_shard;	/* the registry's held shard + 1; 0: none */
 	pg_atomic_uint32 layout_recorded;	/* pg_snowflake/layout matches */
 	pg_atomic_uint64 mark_writes;	/* durable mark writes, all */
 
@@ -192,6 +214,7 @@ extern int	sf_generator;
 extern char *sf_shard_ids;
 void		sf_settings_init(void);
 bool		sf_shard_allowed(int64 shard);
+int			sf_configured_shards(snowflake::ShardRange *out, int capacity);
 char	   *sf_raw_setting(const char *name);
 void		sf_require_applied(const char *name, const char *raw, bool applied);
 
@@ -216,14 +239,25 @@ void		sf_record_layout(void);
 ShardSlot  *sf_slot(int i);
 ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
 bool		sf_slot_available(int64 shard);
-void		sf_refuse(SnowflakeShared *out, const char *message, const char *detail);
-bool		sf_read_record(SnowflakeShared *out, const char *path, const char *what,
-						   char *buf, size_t buflen, size_t *len, bool *missing);
+/* What a refusal stops: see SnowflakeShared. */
+typedef enum SfRefusal
+{
+	SF_REFUSE_LAYOUT,			/* decoding and generation */
+	SF_REFUSE_STATE				/* generation only */
+} SfRefusal;
+void		sf_refuse(SnowflakeShared *out, SfRefusal kind, const char *message,
+					  const char *detail);
+bool		sf_read_record(SnowflakeShared *out, SfRefusal kind, const char *path,
+						   const char *what, char *buf, size_t buflen, size_t *len,
+						   bool *missing);
+void		sf_require_generation_ready(void);
 void		sf_extend_mark(ShardSlot *slot, int64 wanted_offset);
 void		sf_reraise_reserved(void);
 int64		sf_wall_ms(void);
+int64		sf_floor_bound_ms(void);
 
 void		sf_raise_floor(int64 offset);
+void		sf_check_standby_shard(int64 shard);
 void		sf_register_worker(const char *function, const char *name, int flags);
 
 /* origin.cpp */

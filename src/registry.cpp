@@ -92,11 +92,12 @@ typedef enum SfRegState
 	REG_HELD,
 	REG_EXPIRED,
 	REG_POOL_FULL,
-	REG_UNREACHABLE
+	REG_UNREACHABLE,
+	REG_REFUSED
 } SfRegState;
 
 static const char *const sf_state_names[] = {
-	"off", "claiming", "held", "expired", "pool full", "unreachable"
+	"off", "claiming", "held", "expired", "pool full", "unreachable", "mark refused"
 };
 
 typedef struct SfRegistryShared
@@ -481,6 +482,11 @@ sf_registry_await(int64 shard, int64 wanted, int64 *started_us)
 
 /*---- the worker ----*/
 
+/* Shards with a refused freshness mark, remembered for a while. */
+#define SF_MAX_REFUSED 16
+/* How far beyond the lease deadline + lead a published mark reaches. */
+#define SF_PUBLISH_MARGIN_MS 1000
+
 /* What the worker keeps between ticks (its own memory). */
 typedef struct SfWorker
 {
@@ -493,6 +499,12 @@ typedef struct SfWorker
 	ShardSlot  *slot;			/* of the held shard */
 	int64		remembered;		/* shard held before, -1 */
 	int64		remembered_lease;
+	int64		remembered_floor_ms;	/* what it resumed above at that claim (-1:
+										 * nothing), -2: not recorded */
+	bool		reclaimed_own;	/* the last claim revoked this server's own lease */
+	int64		floor_ms;		/* what the held shard resumed above (Unix ms), -1 */
+	int64		refused[SF_MAX_REFUSED];	/* shards whose mark was refused */
+	int64		refused_until_ns[SF_MAX_REFUSED];
 	int64		next_keepalive_ns;
 	int64		retry_ns;		/* next claim attempt */
 	int64		backoff_ms;
@@ -553,6 +565,8 @@ sf_set_grant(SfWorker *w)
 			grant = ((uint64) (w->held + 1) << SF_GRANT_SHIFT) | ((uint64) deadline_ms & SF_GRANT_MASK);
 	}
 	pg_atomic_write_u64(&sf_reg->grant, grant);
+	/* the shard held, even past its deadline, for the shards record of standbys */
+	pg_atomic_write_u32(&sf_shared->registry_shard, (uint32) (w->held + 1));
 }
 
 /* A renewal sent at sent_ns succeeded with ttl seconds. */
@@ -574,9 +588,10 @@ sf_renewed(SfWorker *w, int64 sent_ns, int64 ttl)
 static void
 sf_remember(SfWorker *w)
 {
-	char		record[128];
-	int			len = snprintf(record, sizeof(record), "format 1\nshard " INT64_FORMAT
-							   "\nlease " INT64_FORMAT "\n", w->held, w->lease);
+	char		record[160];
+	int			len = snprintf(record, sizeof(record), "format 2\nshard " INT64_FORMAT
+							   "\nlease " INT64_FORMAT "\nfloor_unix_ms " INT64_FORMAT "\n",
+							   w->held, w->lease, w->floor_ms);
 	snowflake::FileError error = {"", "", 0};
 	bool		ok;
 
@@ -600,19 +615,27 @@ sf_recall(SfWorker *w)
 	char		buf[256];
 	size_t		len;
 	snowflake::FileError error = {"", "", 0};
-	long long	shard, lease;
+	long long	shard, lease, floor_ms;
 
 	w->remembered = -1;
 	w->remembered_lease = 0;
+	w->remembered_floor_ms = -2;
 	if (snowflake::read_small_file(kRegistryFile, buf, sizeof(buf), &len, &error) !=
 		snowflake::ReadResult::Ok)
 		return;
-	if (sscanf(buf, "format 1\nshard %lld\nlease %lld", &shard, &lease) == 2 &&
-		shard >= 0 && shard <= sf_layout.max_shard_id())
+	/* format 1 (1.1) has no floor: a restart then resumes above etcd's mark */
+	if (sscanf(buf, "format 2\nshard %lld\nlease %lld\nfloor_unix_ms %lld", &shard, &lease,
+			   &floor_ms) == 3 && floor_ms >= -1 && floor_ms <= sf_layout.last_unix_ms())
+		w->remembered_floor_ms = floor_ms;
+	else if (sscanf(buf, "format 1\nshard %lld\nlease %lld", &shard, &lease) != 2)
+		return;
+	if (shard >= 0 && shard <= sf_layout.max_shard_id())
 	{
 		w->remembered = shard;
 		w->remembered_lease = lease;
 	}
+	else
+		w->remembered_floor_ms = -2;
 }
 
 static bool
@@ -676,14 +699,58 @@ sf_on_key(void *arg, const char *key, size_t len)
 }
 
 /*
+ * Checks the freshness mark read from etcd.  A mark that is not a plain
+ * number, lies outside what the layout can represent, or lies further ahead
+ * of the clock than any holder with sane settings could have published (the
+ * lease, the lead, the longest wait and the publication margin) was edited by
+ * hand or written for another layout: resuming above it could stop
+ * generation for years and would write it into the durable mark, so the
+ * shard is refused (true: usable, with *fresh_ms; -1 when absent).
+ */
+static bool
+sf_check_fresh(int64 shard, const char *value, bool found, int64 *fresh_ms, char *why,
+			   size_t why_len)
+{
+	char	   *end;
+	long long	v;
+	int64		now = sf_wall_ms();
+	int64		bound = (int64) sf_registry_lease * 1000 + sf_floor_bound_ms() + SF_PUBLISH_MARGIN_MS;
+	char		key[300];
+
+	*fresh_ms = -1;
+	if (!found)
+		return true;
+	sf_key(key, sizeof(key), shard, "mark");
+	errno = 0;
+	v = strtoll(value, &end, 10);
+	if (end == value || *end != '\0' || errno != 0 || v < 0)
+		snprintf(why, why_len, "The freshness mark %s is \"%.40s\", not a time in Unix "
+				 "milliseconds.", key, value);
+	else if (v > sf_layout.last_unix_ms())
+		snprintf(why, why_len, "The freshness mark %s is %lld, beyond the last time this "
+				 "layout can represent.", key, v);
+	else if (v > now + bound)
+		snprintf(why, why_len, "The freshness mark %s is %lld, " INT64_FORMAT " ms ahead of the "
+				 "clock; no holder publishes more than " INT64_FORMAT " ms ahead.", key, v,
+				 (int64) v - now, bound);
+	else
+	{
+		*fresh_ms = v;
+		return true;
+	}
+	return false;
+}
+
+/*
  * Tries to create the holder key of one shard.  Returns 1 when claimed (with
  * *fresh_ms the shard's freshness mark, -1 if none), 0 when another server
- * holds it (its description in holder), -1 when etcd did not answer.
+ * holds it (its description in holder), 2 when the shard's freshness mark is
+ * refused (why in holder; the key is not kept), -1 when etcd did not answer.
  */
 static int
 sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t holder_len)
 {
-	char		key[300], mark_key[300], value[32];
+	char		key[300], mark_key[300], value[64];
 	bool		created = false, found = false;
 	int64		holder_lease = 0;
 	etcd::Result r;
@@ -694,6 +761,19 @@ sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t hol
 							   holder, holder_len, &holder_lease, value, sizeof(value), &found);
 	if (r != etcd::Result::Ok)
 		return -1;
+	if (!created && holder_lease != 0 && holder_lease == w->lease)
+	{
+		/*
+		 * Under this server's current lease: our own claim, whose answer was
+		 * lost (a proxy or a timeout dropped it after etcd applied it).  It
+		 * is ours, and the mark was read in the same transaction.
+		 */
+		ereport(LOG,
+				(errmsg("snowflake registry: shard " INT64_FORMAT " is already held under this "
+						"server's lease %" PRIx64 "; taking it (the answer to an earlier claim "
+						"was lost)", shard, (uint64) w->lease)));
+		created = true;
+	}
 	if (!created)
 	{
 		/*
@@ -711,22 +791,27 @@ sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t hol
 			w->remembered_lease = 0;
 			if (etcd::lease_revoke(&w->client, holder_lease) == etcd::Result::Failed)
 				return -1;
+			w->reclaimed_own = shard == w->remembered;
 			return sf_try_shard(w, shard, fresh_ms, holder, holder_len);
 		}
 		return 0;
 	}
-	*fresh_ms = -1;
-	if (found)
+	if (!sf_check_fresh(shard, value, found, fresh_ms, holder, holder_len))
 	{
-		char	   *end;
-		long long	v = strtoll(value, &end, 10);
+		bool		deleted = false;
 
-		if (*end != '\0' || end == value || v < 0)
-			ereport(LOG,
-					(errmsg("snowflake registry: ignoring an unreadable freshness mark \"%s\" "
-							"of shard " INT64_FORMAT, value, shard)));
-		else
-			*fresh_ms = v;
+		ereport(LOG,
+				(errmsg("snowflake registry: refusing shard " INT64_FORMAT, shard),
+				 errdetail("%s", holder),
+				 errhint("Set the key to a time (Unix ms) at or above the last ID any server "
+						 "issued on that shard, or remove it only if no server ever did.")));
+		/* give the shard back; if etcd cannot be told, drop the lease so it expires */
+		if (etcd::delete_if_lease(&w->client, key, w->lease, &deleted) != etcd::Result::Ok)
+		{
+			(void) etcd::lease_revoke(&w->client, w->lease);
+			w->lease = 0;
+		}
+		return 2;
 	}
 	return 1;
 }
@@ -771,6 +856,7 @@ sf_drop(SfWorker *w, const char *why)
 	sf_set_grant(w);
 	SpinLockAcquire(&sf_reg->mutex);
 	sf_reg->state = REG_CLAIMING;
+	sf_reg->published_ms = -1;	/* the view shows no mark of a shard no longer held */
 	SpinLockRelease(&sf_reg->mutex);
 }
 
@@ -791,26 +877,30 @@ sf_lease_gone(SfWorker *w)
 }
 
 /*
- * How far ahead of clock + max_clock_lead the freshness mark is published:
- * a sixth of the lease, 2 to 5 s.  A successor can claim the shard only once
- * the lease has expired, at least 2/3 of the TTL after this server's last
- * publication, so a mark less than that ahead never makes it wait longer
- * than max_clock_lead; the mark is re-published when less than half of it
- * is left, every 1 to 2.5 s while IDs are issued.  After a crash the same
- * server takes its shard back at once and may wait up to this much.
+ * The freshness mark that covers every ID this server may issue under its
+ * current lease: the lease deadline as wall-clock time, plus max_clock_lead
+ * (IDs may run that far ahead of the clock), plus a margin; at least
+ * floor_offset + the margin.  Generation stops at the deadline (fencing), so
+ * with this mark published it lasts exactly to the deadline, whatever
+ * happens to etcd.  A successor claims only once the lease has expired in
+ * etcd, at least TTL/5 after the deadline, so with clocks in step it finds
+ * the mark already behind its clock and does not wait.
  */
 static int64
-sf_publish_ahead_ms(void)
+sf_fresh_target(SfWorker *w, int64 floor_offset)
 {
-	return Min((int64) 5000, Max((int64) 2000, (int64) sf_registry_lease * 1000 / 6));
+	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
+	int64		to_deadline = Max((int64) 0, (w->deadline_ns - sf_clock_ns(CLOCK_MONOTONIC)) / 1000000);
+	int64		target = Max(now + to_deadline + sf_max_clock_lead, floor_offset) + SF_PUBLISH_MARGIN_MS;
+
+	return Min(target, sf_layout.max_offset_ms());
 }
 
-/* Publishes a mark ahead of the clock, and lets the slot use it. */
+/* Publishes a mark covering the lease (sf_fresh_target), and lets the slot use it. */
 static void
 sf_publish_ahead(SfWorker *w, int64 floor_offset)
 {
-	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
-	int64		target = Max(now + sf_max_clock_lead, floor_offset) + sf_publish_ahead_ms();
+	int64		target = sf_fresh_target(w, floor_offset);
 	bool		lost;
 
 	if (sf_publish_mark(w, target + sf_layout.epoch_ms, &lost))
@@ -824,6 +914,29 @@ sf_publish_ahead(SfWorker *w, int64 floor_offset)
 		sf_drop(w, "The shard's holder key is no longer attached to this server's lease.");
 		w->retry_ns = 0;
 	}
+}
+
+/* Whether a shard's mark was refused lately (sf_try_shard returned 2). */
+static bool
+sf_refused_now(SfWorker *w, int64 shard, int64 now_ns)
+{
+	for (int i = 0; i < SF_MAX_REFUSED; i++)
+		if (w->refused[i] == shard && w->refused_until_ns[i] > now_ns)
+			return true;
+	return false;
+}
+
+/* Remembers a refused shard until the lease or 10 s have passed, whichever is longer. */
+static void
+sf_note_refused(SfWorker *w, int64 shard, int64 now_ns)
+{
+	int			slot = 0;
+
+	for (int i = 0; i < SF_MAX_REFUSED; i++)
+		if (w->refused[i] == shard || w->refused_until_ns[i] < w->refused_until_ns[slot])
+			slot = i;
+	w->refused[slot] = shard;
+	w->refused_until_ns[slot] = now_ns + Max((int64) 10, (int64) sf_registry_lease) * INT64CONST(1000000000);
 }
 
 /* Claims a shard: the explicit one, the remembered one, or a free one of the pool. */
@@ -859,7 +972,8 @@ sf_claim(SfWorker *w, int64 now_ns)
 		int64		max = sf_layout.max_shard_id();
 		int64		nfree = 0, pick;
 
-		if (w->remembered >= 0 && sf_in_pool(w->remembered))
+		if (w->remembered >= 0 && sf_in_pool(w->remembered) &&
+			!sf_refused_now(w, w->remembered, now_ns))
 			candidates[ncand++] = w->remembered;
 		memset(w->taken, 0, (size_t) (max / 8 + 1));
 		{
@@ -883,7 +997,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 			for (int64 s = sf_pool->ranges[i].lo;
 				 s <= sf_pool->ranges[i].hi && ncand < (int) lengthof(candidates); s++)
 			{
-				if (w->taken[s / 8] & (1 << (s % 8)))
+				if ((w->taken[s / 8] & (1 << (s % 8))) || sf_refused_now(w, s, now_ns))
 					continue;
 				if (pick > 0)
 				{
@@ -911,7 +1025,16 @@ sf_claim(SfWorker *w, int64 now_ns)
 					 sf_max_shards);
 			continue;
 		}
+		w->reclaimed_own = false;
 		rc = sf_try_shard(w, candidates[i], &fresh_ms, holder, sizeof(holder));
+		if (rc == 2)
+		{
+			/* its mark is refused: remember it, and try the next if the lease is left */
+			sf_note_refused(w, candidates[i], now_ns);
+			if (w->lease == 0)
+				break;
+			continue;
+		}
 		if (rc != 0)
 		{
 			shard = candidates[i];
@@ -924,12 +1047,15 @@ sf_claim(SfWorker *w, int64 now_ns)
 		sf_backoff(w, now_ns);
 		return;
 	}
-	if (rc == 0)
+	if (rc == 0 || rc == 2)
 	{
 		char		detail[512];
-		SfRegState	state = sf_shard_id >= 0 ? REG_CLAIMING : REG_POOL_FULL;
+		SfRegState	state = rc == 2 ? REG_REFUSED :
+			sf_shard_id >= 0 ? REG_CLAIMING : REG_POOL_FULL;
 
-		if (sf_shard_id >= 0)
+		if (rc == 2)
+			snprintf(detail, sizeof(detail), "%s", holder);
+		else if (sf_shard_id >= 0)
 			snprintf(detail, sizeof(detail), "Shard %d is held by %s.", sf_shard_id, holder);
 		else if (full)
 			snprintf(detail, sizeof(detail), "All " INT64_FORMAT " shards of the pool \"%s\" "
@@ -942,18 +1068,36 @@ sf_claim(SfWorker *w, int64 now_ns)
 		SpinLockAcquire(&sf_reg->mutex);
 		sf_reg->state = state;
 		sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
-		strlcpy(sf_reg->holder, detail, sizeof(sf_reg->holder));
+		strlcpy(sf_reg->holder, rc == 2 ? "" : detail, sizeof(sf_reg->holder));
 		strlcpy(sf_reg->last_error, detail, sizeof(sf_reg->last_error));
 		SpinLockRelease(&sf_reg->mutex);
 		sf_backoff(w, now_ns);
 		return;
 	}
 
-	/* claimed: resume strictly above the freshness mark, then publish ahead */
+	/*
+	 * Claimed: resume strictly above the freshness mark, then publish ahead.
+	 *
+	 * Except after a crash of this very server: it revoked its own lease,
+	 * under which the holder key stayed since its claim, so nobody else
+	 * issued on the shard since then; every ID issued before that claim lies
+	 * at or below the floor it recorded (pg_snowflake/registry), and every ID
+	 * it issued itself at or below its own durable mark, which every slot
+	 * resumes above anyway.  The mark in etcd is only what it had reserved up
+	 * to its lease deadline; resuming above it would make the restarted
+	 * server wait up to a lease for nothing.  Not when the data directory
+	 * came from a backup (its durable mark may be older than what was issued
+	 * after the backup).
+	 */
 	{
-		int64		fresh_offset = fresh_ms >= 0 ? fresh_ms - sf_layout.epoch_ms : -1;
+		bool		own = w->reclaimed_own && w->remembered_floor_ms >= -1 &&
+			w->remembered_floor_ms <= fresh_ms && shard == w->remembered &&
+			!sf_shared->started_from_backup;
+		int64		floor_ms = own ? w->remembered_floor_ms : fresh_ms;
+		int64		fresh_offset = floor_ms >= 0 ? floor_ms - sf_layout.epoch_ms : -1;
 		ShardSlot  *slot = sf_slot_for_shard(shard, false);
 
+		w->floor_ms = floor_ms;
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 		sf_slot_resume_above(slot, fresh_offset);
 		{
@@ -961,6 +1105,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 			int64		last = sf_slot_last(slot, &last_seq);
 
 			w->seen_issued = ((uint64) last << sf_layout.sequence_bits) + (uint64) last_seq;
+			fresh_offset = Max(fresh_offset, last);
 		}
 		LWLockRelease(slot->lock);
 
@@ -968,6 +1113,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 		pg_atomic_write_u32(&sf_reg->pub_shard, 0);
 		pg_write_barrier();
 		pg_atomic_write_u64(&sf_reg->published, (uint64) (Max(fresh_offset, (int64) -1) + 1));
+		w->remembered_floor_ms = -2;
 		pg_write_barrier();
 		pg_atomic_write_u32(&sf_reg->pub_shard, (uint32) (shard + 1));
 		w->held = shard;
@@ -989,13 +1135,17 @@ sf_claim(SfWorker *w, int64 now_ns)
 		{
 			char		mark[40];
 
-			if (fresh_ms >= 0)
-				snowflake::format_utc(fresh_ms, mark, sizeof(mark));
+			if (floor_ms >= 0)
+				snowflake::format_utc(floor_ms, mark, sizeof(mark));
 			ereport(LOG,
 					(errmsg("snowflake registry: claimed shard " INT64_FORMAT " under lease %"
 							PRIx64, shard, (uint64) w->lease),
+					 own ?
+					 errdetail("This server held it before it stopped without releasing it: "
+							   "IDs resume above its own durable mark and the floor of its "
+							   "earlier claim (%s).", floor_ms >= 0 ? mark : "none") :
 					 errdetail("IDs resume above the shard's freshness mark (%s).",
-							   fresh_ms >= 0 ? mark : "none")));
+							   floor_ms >= 0 ? mark : "none")));
 		}
 		sf_publish_ahead(w, fresh_offset);
 		if (w->held >= 0)
@@ -1012,7 +1162,10 @@ sf_keep_lease(SfWorker *w, int64 now_ns)
 
 	if (now_ns < w->next_keepalive_ns)
 		return;
+	/* while the lease is valid, no request outlasts its deadline, so the loop notes it on time */
+	w->client.budget_ns = w->held >= 0 && !w->expired ? w->deadline_ns : 0;
 	r = etcd::lease_keepalive(&w->client, w->lease, &ttl);
+	w->client.budget_ns = 0;
 	if (r == etcd::Result::NotFound)
 	{
 		sf_lease_gone(w);
@@ -1089,8 +1242,8 @@ sf_keep_fresh(SfWorker *w)
 	if (wanted > published)
 		sf_publish_ahead(w, Max(wanted, last));
 	else if (now <= w->active_until &&
-			 published - Max(now + sf_max_clock_lead, last) < sf_publish_ahead_ms() / 2)
-		sf_publish_ahead(w, last);
+			 published < sf_fresh_target(w, last) - SF_PUBLISH_MARGIN_MS / 2)
+		sf_publish_ahead(w, last);	/* once per renewal: the deadline moved */
 }
 
 /*
@@ -1153,7 +1306,8 @@ snowflake_registry_worker_main(Datum)
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 
-	if (sf_shared == NULL || sf_shared->refused || sf_reg == NULL || !sf_registry_enabled)
+	if (sf_shared == NULL || sf_shared->refused || sf_shared->state_refused || sf_reg == NULL ||
+		!sf_registry_enabled)
 		proc_exit(0);
 
 	before_shmem_exit(sf_worker_exit, (Datum) 0);
@@ -1283,13 +1437,18 @@ sf_registry_init(void)
 
 /*---- the view ----*/
 
-/* Whether generating calls may run now (the fencing check, without an error). */
+/*
+ * Whether the fencing check passes now and, with_mark, whether the
+ * published freshness mark covers the clock too (a call issues at once).
+ */
 static bool
-sf_registry_check_quiet(void)
+sf_registry_check_quiet(bool with_mark)
 {
 	uint64		grant = pg_atomic_read_u64(&sf_reg->grant);
+	int64		held = (int64) (grant >> SF_GRANT_SHIFT) - 1;
 
-	return (grant >> SF_GRANT_SHIFT) > 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK);
+	return held >= 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK) &&
+		(!with_mark || sf_registry_cap(held) >= sf_wall_ms() - sf_layout.epoch_ms);
 }
 
 extern "C" Datum
@@ -1317,7 +1476,7 @@ snowflake_registry(PG_FUNCTION_ARGS)
 	values[2] = CStringGetTextDatum(sf_registry_prefix);
 	nulls[2] = !sf_registry_enabled;
 	/* the worker may be busy with a request when the deadline passes */
-	if (copy.state == REG_HELD && !sf_registry_check_quiet())
+	if (copy.state == REG_HELD && !sf_registry_check_quiet(false))
 		copy.state = REG_EXPIRED;
 	/* a standby claims nothing: its worker starts at promotion */
 	if (RecoveryInProgress())
@@ -1345,6 +1504,6 @@ snowflake_registry(PG_FUNCTION_ARGS)
 	values[11] = Int64GetDatum((int64) copy.requests);
 	values[12] = Int64GetDatum((int64) copy.bytes_sent);
 	values[13] = Int64GetDatum((int64) copy.bytes_received);
-	values[14] = BoolGetDatum(sf_registry_enabled && sf_registry_check_quiet());
+	values[14] = BoolGetDatum(sf_registry_enabled && sf_registry_check_quiet(true));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -222,6 +222,28 @@ sf_assign_shard_ids(const char *, void *extra)
 	sf_shard_list = (SfShardList *) extra;
 }
 
+/*
+ * The shards this server's configuration lets it generate for
+ * (snowflake.shard_id, then snowflake.shard_ids) into out[0..capacity);
+ * returns how many ranges there are, which may exceed capacity.
+ */
+int
+sf_configured_shards(snowflake::ShardRange *out, int capacity)
+{
+	int			n = 0;
+
+	if (sf_shard_id >= 0)
+	{
+		if (n < capacity)
+			out[n] = snowflake::ShardRange{sf_shard_id, sf_shard_id};
+		n++;
+	}
+	for (int i = 0; sf_shard_list != NULL && i < sf_shard_list->count; i++, n++)
+		if (n < capacity)
+			out[n] = sf_shard_list->ranges[i];
+	return n;
+}
+
 /* Whether this server may generate for a shard: snowflake.shard_id or shard_ids. */
 bool
 sf_shard_allowed(int64 shard)
@@ -236,7 +258,10 @@ sf_shard_allowed(int64 shard)
  * A value from postgresql.conf that fails a custom setting's checks is only
  * warned about when the library defines the setting, and the default is used
  * instead.  For settings that shape every ID that would silently change the
- * layout or the shard, so at server start a rejected value stops the server.
+ * layout or the shard, so at server start a rejected value stops the server;
+ * one rule for every snowflake.* setting, reloadable ones included (a reload
+ * cannot stop a running server: PostgreSQL then logs the bad value and keeps
+ * the old one).
  */
 void
 sf_require_applied(const char *name, const char *raw, bool applied)
@@ -277,7 +302,11 @@ sf_define_settings(void)
 	char	   *raw_shard_ids = sf_raw_setting("snowflake.shard_ids");
 	char	   *raw_max_shards = sf_raw_setting("snowflake.max_shards");
 	char	   *raw_generator = sf_raw_setting("snowflake.generator");
+	char	   *raw_lead = sf_raw_setting("snowflake.max_clock_lead");
+	char	   *raw_wait = sf_raw_setting("snowflake.max_clock_wait");
+	char	   *raw_standby = sf_raw_setting("snowflake.allow_on_standby");
 	int64		raw_ms, applied_ms;
+	bool		raw_bool;
 
 	DefineCustomStringVariable("snowflake.epoch",
 							   "Time from which ID timestamps count, in UTC unless an offset is given.",
@@ -432,6 +461,13 @@ sf_define_settings(void)
 					   raw_shard_ids && strcmp(raw_shard_ids, sf_shard_ids) == 0);
 	sf_require_applied("snowflake.max_shards", raw_max_shards,
 					   sf_int_matches(raw_max_shards, sf_max_shards, 0));
+	sf_require_applied("snowflake.max_clock_lead", raw_lead,
+					   sf_int_matches(raw_lead, sf_max_clock_lead, GUC_UNIT_MS));
+	sf_require_applied("snowflake.max_clock_wait", raw_wait,
+					   sf_int_matches(raw_wait, sf_max_clock_wait, GUC_UNIT_MS));
+	sf_require_applied("snowflake.allow_on_standby", raw_standby,
+					   raw_standby && parse_bool(raw_standby, &raw_bool) &&
+					   raw_bool == sf_allow_on_standby);
 	sf_require_applied("snowflake.generator", raw_generator,
 					   raw_generator &&
 					   pg_strcasecmp(raw_generator,

@@ -240,19 +240,25 @@ sf_check_shard_range(int64 shard)
  * which the batch captured at its first call: it must still be the same.
  * With a registry (snowflake.registry), the right is the fencing check: the
  * shard held in etcd under a lease known to be valid (registry.cpp).
+ * "during" names what a reload could have interrupted (for the error).
  * Returns the shard to generate for.
  */
 static int64
-sf_check_right(int64 shard, bool explicit_shard)
+sf_check_right(int64 shard, bool explicit_shard, const char *during)
 {
-	if (RecoveryInProgress() && !sf_allow_on_standby)
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot generate snowflake IDs on a standby server"),
-				 errdetail("A standby normally carries its primary's snowflake.shard_id, "
-						   "so its IDs would collide with the primary's."),
-				 errhint("Generate IDs on the primary. On a standby that has a shard ID "
-						 "of its own, set snowflake.allow_on_standby = on.")));
+	if (unlikely(RecoveryInProgress()))
+	{
+		if (!sf_allow_on_standby)
+			ereport(ERROR,
+					(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+					 errmsg("cannot generate snowflake IDs on a standby server"),
+					 errdetail("A standby normally carries its primary's snowflake.shard_id, "
+							   "so its IDs would collide with the primary's."),
+					 errhint("Generate IDs on the primary. On a standby that has a shard ID "
+							 "of its own, set snowflake.allow_on_standby = on.")));
+		/* and then only for a shard its primary does not generate for */
+		sf_check_standby_shard(explicit_shard ? shard : sf_shard_id);
+	}
 	if (sf_registry_enabled)
 	{
 		if (explicit_shard)
@@ -273,8 +279,8 @@ sf_check_right(int64 shard, bool explicit_shard)
 	if (!explicit_shard && shard != sf_shard_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake.shard_id changed from " INT64_FORMAT " to %d while a "
-						"batch was generating", shard, sf_shard_id),
+				 errmsg("snowflake.shard_id changed from " INT64_FORMAT " to %d while %s",
+						shard, sf_shard_id, during),
 				 errdetail("A reload changed this server's shard; the rest of the batch "
 						   "would carry a shard this server no longer owns."),
 				 errhint("Run the statement again: it will generate for the new shard.")));
@@ -296,20 +302,26 @@ sf_check_right(int64 shard, bool explicit_shard)
 static ShardSlot *
 sf_prepare(int64 shard, bool explicit_shard)
 {
-	sf_require_ready();
+	ShardSlot  *slot;
+
+	sf_require_generation_ready();
 	if (explicit_shard)
 		sf_check_shard_range(shard);
-	shard = sf_check_right(shard, explicit_shard);
+	shard = sf_check_right(shard, explicit_shard, "a call was starting");
+	slot = sf_slot_for_shard(shard, explicit_shard);
 	if (pg_atomic_read_u32(&sf_shared->layout_recorded) == 0)
 	{
 		int64		now = sf_wall_ms() - sf_layout.epoch_ms;
 
 		/* a mistaken epoch must not be recorded before any ID could be issued */
 		if (now < 0)
+		{
+			pg_atomic_fetch_add_u64(&slot->refusals, 1);
 			sf_fail_before_epoch(now);
+		}
 		sf_record_layout();
 	}
-	return sf_slot_for_shard(shard, explicit_shard);
+	return slot;
 }
 
 /*
@@ -317,18 +329,26 @@ sf_prepare(int64 shard, bool explicit_shard)
  * clock and moves the durable mark as needed, or raises the error that says
  * why it cannot.  Returns the first ID; *count (if given) gets the run's
  * length.  (Plain integers rather than a Step: this is the hot path.)
+ *
+ * A call that waited (for the clock, or for the durable or the registry's
+ * mark) checks its right to the shard again before it issues: a lease
+ * deadline or a reload may have passed while it slept.
  */
 static int64
-sf_issue(ShardSlot *slot, int64 max_count, int64 *count)
+sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 {
 	SfWaitContext ctx = {-1, 0, 0};
 	int64		registry_wait_us = -1;
+	bool		waited = false;
 
 	for (;;)
 	{
 		snowflake::Step step;
 		int64		now;
 		int64		start = sf_draw_start_sequence();	/* per backend, no lock */
+
+		if (unlikely(waited))
+			(void) sf_check_right(slot->shard_id, explicit_shard, "this call waited");
 
 		if (sf_generator == SF_GENERATOR_ATOMIC)
 		{
@@ -368,10 +388,12 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count)
 				return step.id;
 			case Outcome::Wait:
 				sf_wait_for_clock(slot, step, now, &ctx);
+				waited = true;
 				break;
 			case Outcome::NeedReservation:
 				sf_extend_mark(slot, step.wanted);
 				sf_registry_await(slot->shard_id, step.wanted, &registry_wait_us);
+				waited = true;
 				break;
 			case Outcome::ClockBeforeEpoch:
 				pg_atomic_fetch_add_u64(&slot->refusals, 1);
@@ -402,7 +424,7 @@ snowflake_nextval(PG_FUNCTION_ARGS)
 	ShardSlot  *slot = sf_prepare(sf_shard_id, false);
 
 	sf_check_origin(fcinfo->flinfo->fn_oid);
-	PG_RETURN_INT64(sf_issue(slot, 1, NULL));
+	PG_RETURN_INT64(sf_issue(slot, 1, NULL, false));
 }
 
 extern "C" Datum
@@ -411,7 +433,7 @@ snowflake_nextval_shard(PG_FUNCTION_ARGS)
 	ShardSlot  *slot = sf_prepare(PG_GETARG_INT32(0), true);
 
 	sf_check_origin(fcinfo->flinfo->fn_oid);
-	PG_RETURN_INT64(sf_issue(slot, 1, NULL));
+	PG_RETURN_INT64(sf_issue(slot, 1, NULL, true));
 }
 
 #define SF_MAX_BATCH 10000000
@@ -474,8 +496,9 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 	{
 		/* the first run was checked by sf_prepare; a reload may since have moved the shard */
 		if ((uint64) batch->remaining < funcctx->max_calls)
-			(void) sf_check_right(batch->shard, batch->explicit_shard);
-		batch->next_id = sf_issue(batch->slot, batch->remaining, &batch->run_left);
+			(void) sf_check_right(batch->shard, batch->explicit_shard, "a batch was generating");
+		batch->next_id = sf_issue(batch->slot, batch->remaining, &batch->run_left,
+								  batch->explicit_shard);
 	}
 	batch->remaining--;
 	batch->run_left--;
@@ -564,8 +587,14 @@ snowflake_layout(PG_FUNCTION_ARGS)
 	values[4] = Int32GetDatum((int32) sf_layout.max_shard_id());
 	values[5] = Int64GetDatum(sf_layout.max_sequence() + 1);
 	values[6] = TimestampTzGetDatum(sf_timestamptz(sf_layout.last_usable_unix_ms()));
-	values[7] = Int32GetDatum(sf_shard_id);
-	nulls[7] = sf_shard_id < 0;
+	{
+		/* with a registry: the shard held now (NULL while none is) */
+		int64		shard = sf_registry_enabled ?
+			(int64) (pg_atomic_read_u64(sf_registry_grant) >> SF_GRANT_SHIFT) - 1 : sf_shard_id;
+
+		values[7] = Int32GetDatum((int32) shard);
+		nulls[7] = shard < 0;
+	}
 	PG_RETURN_DATUM(sf_make_record(fcinfo, values, nulls));
 }
 

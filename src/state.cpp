@@ -32,6 +32,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <unistd.h>
 
 #include "glue.hpp"
 #include "registry.hpp"
@@ -50,6 +51,7 @@ static const char *const kMarkFile = "pg_snowflake/mark";
 #define SF_RMGR_NAME "snowflake"
 #define XLOG_SNOWFLAKE_MARK 0x10
 #define XLOG_SNOWFLAKE_LAYOUT 0x20
+#define XLOG_SNOWFLAKE_SHARDS 0x30
 
 /* The payload of a layout record. */
 typedef struct SfLayoutRecord
@@ -62,6 +64,14 @@ typedef struct SfLayoutRecord
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
+/* The payload of a shards record: a count, then that many ranges. */
+typedef struct SfShardsRecord
+{
+	int32		count;
+	int32		pad;
+	snowflake::ShardRange ranges[FLEXIBLE_ARRAY_MEMBER];
+} SfShardsRecord;
+
 static void sf_shmem_exit(int code, Datum arg);
 static void sf_log_layout(void);
 
@@ -73,6 +83,20 @@ sf_wall_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * How far ahead of the clock a floor that comes from data or from outside
+ * (snowflake_raise_floor(), snowflake_adopt_database(), a mark in the
+ * registry) may lie: the lead IDs may take plus the longest a call may wait.
+ * Within it generation goes on (at worst a call waits); beyond it every
+ * generating call would fail until the clock reaches the floor, so such a
+ * floor is refused unless the operator says it is real.
+ */
+int64
+sf_floor_bound_ms(void)
+{
+	return (int64) sf_max_clock_lead + sf_max_clock_wait;
 }
 
 /*---- shared memory ----*/
@@ -129,22 +153,29 @@ sf_shmem_request(void)
 	RequestNamedLWLockTranche(SNOWFLAKE_TRANCHE, SF_FIXED_LOCKS + sf_num_slots());
 }
 
-/* Marks the state as refused, keeping the first reason found. */
+/* Marks the layout or the state as refused, keeping the first reason found. */
 void
-sf_refuse(SnowflakeShared *out, const char *message, const char *detail)
+sf_refuse(SnowflakeShared *out, SfRefusal kind, const char *message, const char *detail)
 {
-	if (out->refused)
+	bool		layout = kind == SF_REFUSE_LAYOUT;
+
+	if (layout ? out->refused : out->state_refused)
 		return;
-	strlcpy(out->refusal_message, message, sizeof(out->refusal_message));
-	strlcpy(out->refusal_detail, detail, sizeof(out->refusal_detail));
+	strlcpy(layout ? out->refusal_message : out->state_message, message,
+			sizeof(out->refusal_message));
+	strlcpy(layout ? out->refusal_detail : out->state_detail, detail,
+			sizeof(out->refusal_detail));
 	/* readers see the flag only after the text (sf_require_ready) */
 	pg_write_barrier();
-	out->refused = true;
+	if (layout)
+		out->refused = true;
+	else
+		out->state_refused = true;
 }
 
 /* Reads a small record file; Missing is not an error, the rest refuse. */
 bool
-sf_read_record(SnowflakeShared *out, const char *path, const char *what,
+sf_read_record(SnowflakeShared *out, SfRefusal kind, const char *path, const char *what,
 			   char *buf, size_t buflen, size_t *len, bool *missing)
 {
 	snowflake::FileError error = {"", "", 0};
@@ -169,7 +200,7 @@ sf_read_record(SnowflakeShared *out, const char *path, const char *what,
 					 path, what);
 			break;
 	}
-	sf_refuse(out, message, detail);
+	sf_refuse(out, kind, message, detail);
 	return false;
 }
 
@@ -187,19 +218,21 @@ sf_load_recorded_state(SnowflakeShared *out)
 	snowflake::Layout recorded;
 	int64		mark;
 
-	if (sf_read_record(out, snowflake::kLayoutFile, "ID layout", buf, sizeof(buf), &len, &missing))
+	if (sf_read_record(out, SF_REFUSE_LAYOUT, snowflake::kLayoutFile, "ID layout", buf,
+					   sizeof(buf), &len, &missing))
 	{
 		if (!snowflake::parse_layout_record(buf, len, &recorded))
 		{
 			snprintf(detail, sizeof(detail), "File \"%s\" is not a valid layout record",
 					 snowflake::kLayoutFile);
-			sf_refuse(out, "could not read the recorded snowflake ID layout", detail);
+			sf_refuse(out, SF_REFUSE_LAYOUT, "could not read the recorded snowflake ID layout",
+					  detail);
 		}
 		else if (recorded != sf_layout)
 		{
 			snowflake::describe_layout_change(recorded, sf_layout, detail, sizeof(detail));
-			sf_refuse(out, "the snowflake ID layout differs from the one this data directory "
-					  "generated with", detail);
+			sf_refuse(out, SF_REFUSE_LAYOUT, "the snowflake ID layout differs from the one this "
+					  "data directory generated with", detail);
 		}
 		else
 			pg_atomic_init_u32(&out->layout_recorded, 1);
@@ -207,12 +240,25 @@ sf_load_recorded_state(SnowflakeShared *out)
 
 	sf_load_lineage(out);
 
-	if (sf_read_record(out, kMarkFile, "high-water mark", buf, sizeof(buf), &len, &missing))
+	if (sf_read_record(out, SF_REFUSE_STATE, kMarkFile, "high-water mark", buf, sizeof(buf),
+					   &len, &missing))
 	{
 		if (!snowflake::parse_mark_record(buf, len, &mark))
 		{
 			snprintf(detail, sizeof(detail), "File \"%s\" is not a valid mark record", kMarkFile);
-			sf_refuse(out, "could not read the recorded snowflake high-water mark", detail);
+			sf_refuse(out, SF_REFUSE_STATE, "could not read the recorded snowflake high-water mark",
+					  detail);
+		}
+		else if (mark < sf_layout.epoch_ms || mark > sf_layout.last_unix_ms())
+		{
+			char		when[40];
+
+			/* a mark the layout cannot represent: damaged, or another layout's */
+			snowflake::format_utc(mark, when, sizeof(when));
+			snprintf(detail, sizeof(detail), "File \"%s\" holds %s, outside the times this "
+					 "layout can represent", kMarkFile, when);
+			sf_refuse(out, SF_REFUSE_STATE, "could not read the recorded snowflake high-water mark",
+					  detail);
 		}
 		else
 		{
@@ -249,6 +295,9 @@ sf_shmem_startup(void)
 
 	/* read the files before taking any lock */
 	memset(&fresh, 0, sizeof(fresh));
+	/* a data directory restored from a backup: its mark may be older than its IDs */
+	fresh.started_from_backup = access("backup_label", F_OK) == 0 ||
+		access("recovery.signal", F_OK) == 0;
 	fresh.resume_offset = -1;
 	fresh.durable_mark_ms = -1;
 	pg_atomic_init_u32(&fresh.layout_recorded, 0);
@@ -269,6 +318,7 @@ sf_shmem_startup(void)
 		pg_atomic_init_u32(&sf_shared->layout_recorded,
 						   pg_atomic_read_u32(&fresh.layout_recorded));
 		pg_atomic_init_u64(&sf_shared->mark_writes, 0);
+		pg_atomic_init_u32(&sf_shared->registry_shard, 0);
 		for (int64 i = 0; i < shards; i++)
 			pg_atomic_init_u32(&sf_index()[i], 0);
 		for (int i = 0; i < sf_shared->num_slots; i++)
@@ -286,6 +336,28 @@ sf_shmem_startup(void)
 				 errdetail("%s.", fresh.refusal_detail),
 				 errhint("snowflake_nextval() and the decoding functions will refuse to run; "
 						 "see \"Errors and what to do\" in the snowflake README.")));
+	if (!found && fresh.state_refused)
+		ereport(WARNING,
+				(errmsg("%s", fresh.state_message),
+				 errdetail("%s.", fresh.state_detail),
+				 errhint("snowflake_nextval() will refuse to run; the decoding functions work. "
+						 "See \"Errors and what to do\" in the snowflake README.")));
+	if (!found && !fresh.refused && !fresh.state_refused && fresh.durable_mark_ms >= 0 &&
+		fresh.durable_mark_ms > sf_wall_ms() + sf_floor_bound_ms())
+	{
+		char		when[40];
+
+		snowflake::format_utc(fresh.durable_mark_ms, when, sizeof(when));
+		ereport(WARNING,
+				(errmsg("the snowflake high-water mark is " INT64_FORMAT " ms ahead of the clock",
+						fresh.durable_mark_ms - sf_wall_ms()),
+				 errdetail("pg_snowflake/mark holds %s. IDs resume above it, so generating "
+						   "calls wait for the clock and fail after snowflake.max_clock_wait "
+						   "until the clock is within snowflake.max_clock_lead of it.", when),
+				 errhint("Check the server's time synchronisation. If the clock is right and the "
+						 "mark came from elsewhere (a restored or copied pg_snowflake/), see "
+						 "\"The durable mark\" in the snowflake README.")));
+	}
 }
 
 /*
@@ -368,7 +440,7 @@ sf_slot_available(int64 shard)
 		(int) pg_atomic_read_u32(&sf_shared->used_slots) < sf_shared->num_slots;
 }
 
-/* Errors out unless the library was preloaded and its recorded state is sound. */
+/* Errors out unless the library was preloaded and its recorded layout is sound. */
 void
 sf_require_ready(void)
 {
@@ -389,6 +461,24 @@ sf_require_ready(void)
 						 "under one layout decode wrongly and can collide under another; "
 						 "to change it deliberately, see \"Changing the layout\" in the "
 						 "snowflake README.")));
+	}
+}
+
+/* Errors out unless generation may run: sf_require_ready(), and a sound mark and lineage. */
+void
+sf_require_generation_ready(void)
+{
+	sf_require_ready();
+	if (sf_shared->state_refused)
+	{
+		pg_read_barrier();
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", sf_shared->state_message),
+				 errdetail("%s.", sf_shared->state_detail),
+				 errhint("Generation refuses until the file is fixed or restored and the server "
+						 "restarted; decoding works. See \"The durable mark\" in the snowflake "
+						 "README.")));
 	}
 }
 
@@ -550,8 +640,8 @@ sf_redo_layout(XLogReaderState *record)
 	else if (ok)
 	{
 		snowflake::describe_layout_change(primary, sf_layout, detail, sizeof(detail));
-		sf_refuse(sf_shared, "the snowflake ID layout differs from the one this data "
-				  "directory generated with", detail);
+		sf_refuse(sf_shared, SF_REFUSE_LAYOUT, "the snowflake ID layout differs from the one "
+				  "this data directory generated with", detail);
 	}
 	LWLockRelease(sf_shared->file_lock);
 
@@ -565,6 +655,78 @@ sf_redo_layout(XLogReaderState *record)
 				 errhint("The primary generates with the layout recorded now; this server's "
 						 "decoding functions, and generation once promoted, refuse until its "
 						 "settings match and it is restarted.")));
+}
+
+/*
+ * Redo of a shards record: the shards the primary generates for, which a
+ * standby with snowflake.allow_on_standby refuses (sf_check_standby_shard).
+ */
+static void
+sf_redo_shards(XLogReaderState *record)
+{
+	SfShardsRecord head;
+	uint32		len = XLogRecGetDataLen(record);
+
+	if (len < offsetof(SfShardsRecord, ranges))
+		elog(PANIC, "snowflake redo: shards record of %u bytes", len);
+	memcpy(&head, XLogRecGetData(record), offsetof(SfShardsRecord, ranges));
+	if (head.count < 0 ||
+		len != offsetof(SfShardsRecord, ranges) + sizeof(snowflake::ShardRange) * (Size) head.count)
+		elog(PANIC, "snowflake redo: shards record of %u bytes for %d ranges", len, head.count);
+	if (sf_shared == NULL)
+		return;
+
+	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	if (head.count > SF_MAX_PRIMARY_RANGES)
+		sf_shared->primary_shard_count = -1;
+	else
+	{
+		memcpy(sf_shared->primary_shards, XLogRecGetData(record) + offsetof(SfShardsRecord, ranges),
+			   sizeof(snowflake::ShardRange) * (Size) head.count);
+		sf_shared->primary_shard_count = head.count;
+	}
+	sf_shared->primary_shards_known = true;
+	LWLockRelease(sf_shared->file_lock);
+}
+
+/*
+ * On a standby with snowflake.allow_on_standby: refuses a shard its primary
+ * generates for (as of the WAL replayed so far), and every shard until the
+ * first shards record has been replayed.
+ */
+void
+sf_check_standby_shard(int64 shard)
+{
+	bool		known;
+	bool		primary = false;
+
+	LWLockAcquire(sf_shared->file_lock, LW_SHARED);
+	known = sf_shared->primary_shards_known;
+	if (known)
+		primary = sf_shared->primary_shard_count < 0 ||
+			snowflake::shard_in_ranges(sf_shared->primary_shards,
+									   sf_shared->primary_shard_count, shard);
+	LWLockRelease(sf_shared->file_lock);
+
+	if (!known)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot generate snowflake IDs on this standby yet"),
+				 errdetail("It has not replayed which shards its primary generates for, so it "
+						   "cannot tell shard " INT64_FORMAT " from one of the primary's.", shard),
+				 errhint("The primary logs its shards when it starts, when its configuration is "
+						 "reloaded, and every %d s while it writes WAL; retry once the standby "
+						 "has replayed that.", SF_SHARDS_LOG_MS / 1000)));
+	if (primary)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot generate snowflake IDs for shard " INT64_FORMAT " on this standby",
+						shard),
+				 errdetail("Its primary generates for that shard (its snowflake.shard_id, "
+						   "snowflake.shard_ids or the shard it holds in the registry), so "
+						   "IDs issued here would collide with the primary's."),
+				 errhint("Give this standby a shard ID of its own in its postgresql.conf "
+						 "(snowflake.shard_id), or generate on the primary.")));
 }
 
 /*
@@ -583,6 +745,11 @@ sf_redo(XLogReaderState *record)
 	if (info == XLOG_SNOWFLAKE_LAYOUT)
 	{
 		sf_redo_layout(record);
+		return;
+	}
+	if (info == XLOG_SNOWFLAKE_SHARDS)
+	{
+		sf_redo_shards(record);
 		return;
 	}
 	if (info != XLOG_SNOWFLAKE_MARK || XLogRecGetDataLen(record) != sizeof(int64))
@@ -619,6 +786,30 @@ sf_desc(StringInfo buf, XLogReaderState *record)
 						 when, rec.shard_bits, rec.sequence_bits);
 		return;
 	}
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_SHARDS &&
+		XLogRecGetDataLen(record) >= offsetof(SfShardsRecord, ranges))
+	{
+		SfShardsRecord head;
+		snowflake::ShardRange range;
+
+		memcpy(&head, XLogRecGetData(record), offsetof(SfShardsRecord, ranges));
+		appendStringInfo(buf, "shards");
+		for (int i = 0; i < head.count &&
+			 offsetof(SfShardsRecord, ranges) + sizeof(range) * (Size) (i + 1) <=
+			 XLogRecGetDataLen(record); i++)
+		{
+			memcpy(&range, XLogRecGetData(record) + offsetof(SfShardsRecord, ranges) +
+				   sizeof(range) * (Size) i, sizeof(range));
+			if (range.lo == range.hi)
+				appendStringInfo(buf, "%s" INT64_FORMAT, i ? "," : " ", (int64) range.lo);
+			else
+				appendStringInfo(buf, "%s" INT64_FORMAT "-" INT64_FORMAT, i ? "," : " ",
+								 (int64) range.lo, (int64) range.hi);
+		}
+		if (head.count == 0)
+			appendStringInfo(buf, " none");
+		return;
+	}
 	if (XLogRecGetDataLen(record) != sizeof(int64))
 		return;
 	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
@@ -635,6 +826,8 @@ sf_identify(uint8 info)
 			return "MARK";
 		case XLOG_SNOWFLAKE_LAYOUT:
 			return "LAYOUT";
+		case XLOG_SNOWFLAKE_SHARDS:
+			return "SHARDS";
 	}
 	return NULL;
 }
@@ -691,6 +884,9 @@ sf_move_mark(ShardSlot *slot, int64 wanted, snowflake::FileError *error)
 	{
 		int64		now = sf_wall_ms() - sf_layout.epoch_ms;
 		int64		target = Max(wanted, now + sf_max_clock_lead + SF_RESERVE_AHEAD_MS);
+
+		/* never a mark the layout cannot represent (wanted never is one) */
+		target = Max(Min(target, sf_layout.max_offset_ms()), wanted);
 
 		ok = sf_write_mark(target + sf_layout.epoch_ms, error);
 		if (ok)
@@ -815,12 +1011,71 @@ sf_shmem_exit(int code, Datum)
 	bool		crc_ok = false;
 	ControlFileData *control;
 
-	if (code != 0 || sf_shared == NULL || sf_shared->refused)
+	if (code != 0 || sf_shared == NULL || sf_shared->refused || sf_shared->state_refused)
 		return;
 	control = get_controlfile(".", &crc_ok);
 	if (crc_ok && (control->state == DB_SHUTDOWNED ||
 				   control->state == DB_SHUTDOWNED_IN_RECOVERY))
 		sf_settle_mark();
+}
+
+/*---- the primary's shards, for standbys ----*/
+
+/* What the last shards record said, and when it was written (the mark worker's). */
+typedef struct SfShardsLogged
+{
+	bool		done;
+	int32		count;
+	snowflake::ShardRange ranges[SF_MAX_PRIMARY_RANGES + 2];
+	int64		at_ms;			/* wall clock */
+	XLogRecPtr	important;		/* GetLastImportantRecPtr() just after it */
+} SfShardsLogged;
+
+/*
+ * Writes a shards record when what this primary may generate for has changed
+ * (configuration, the registry's shard), and again every SF_SHARDS_LOG_MS
+ * while other WAL is written (marked unimportant, so that an idle server
+ * stays idle), so that a standby made from a base backup soon learns them.
+ */
+static void
+sf_keep_shards_logged(SfShardsLogged *last)
+{
+	SfShardsRecord *rec;
+	snowflake::ShardRange ranges[SF_MAX_PRIMARY_RANGES + 2];
+	int			n = sf_configured_shards(ranges, SF_MAX_PRIMARY_RANGES + 1);
+	int64		held = (int64) pg_atomic_read_u32(&sf_shared->registry_shard) - 1;
+	int64		now = sf_wall_ms();
+	bool		changed;
+	size_t		size;
+
+	if (RecoveryInProgress())
+		return;
+	/* more ranges than a standby keeps: say "every shard" with one range too many */
+	n = Min(n, SF_MAX_PRIMARY_RANGES + 1);
+	if (held >= 0)
+		ranges[n++] = snowflake::ShardRange{held, held};
+	changed = !last->done || n != last->count ||
+		memcmp(ranges, last->ranges, sizeof(snowflake::ShardRange) * (Size) n) != 0;
+	if (!changed && (now - last->at_ms < SF_SHARDS_LOG_MS ||
+					 GetLastImportantRecPtr() == last->important))
+		return;
+
+	size = offsetof(SfShardsRecord, ranges) + sizeof(snowflake::ShardRange) * (Size) n;
+	rec = (SfShardsRecord *) palloc0(size);
+	rec->count = n;
+	memcpy(rec->ranges, ranges, sizeof(snowflake::ShardRange) * (Size) n);
+	XLogBeginInsert();
+	XLogRegisterData((char *) rec, (uint32) size);
+	if (!changed)
+		XLogSetRecordFlags(XLOG_MARK_UNIMPORTANT);
+	(void) XLogInsert(SF_RMGR_ID, XLOG_SNOWFLAKE_SHARDS);
+	pfree(rec);
+
+	last->done = true;
+	last->count = n;
+	memcpy(last->ranges, ranges, sizeof(snowflake::ShardRange) * (Size) n);
+	last->at_ms = now;
+	last->important = GetLastImportantRecPtr();
 }
 
 /*---- the mark worker ----*/
@@ -896,15 +1151,18 @@ snowflake_mark_worker_main(Datum)
 {
 	uint64		seen_activity = 0;
 	int64		active_until = 0;
+	SfShardsLogged shards_logged;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
 
-	if (sf_shared == NULL || sf_shared->refused)
+	if (sf_shared == NULL || sf_shared->refused || sf_shared->state_refused)
 		proc_exit(0);			/* nothing to maintain; do not restart */
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_activity(STATE_RUNNING, "keeping the snowflake high-water mark ahead");
+	memset(&shards_logged, 0, sizeof(shards_logged));
+	sf_keep_shards_logged(&shards_logged);
 
 	for (;;)
 	{
@@ -922,6 +1180,7 @@ snowflake_mark_worker_main(Datum)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 		sf_keep_mark_ahead(&seen_activity, &active_until);
+		sf_keep_shards_logged(&shards_logged);
 	}
 }
 
