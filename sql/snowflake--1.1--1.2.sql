@@ -48,6 +48,25 @@ BEGIN
     FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
     WHERE e.extname = 'snowflake';
 
+    -- functions of our names in our schema that are not ours would make the
+    -- calls below ambiguous: say so instead (they never run: see the README,
+    -- "Privileges")
+    PERFORM 1 FROM pg_catalog.pg_proc p
+    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace AND n.nspname = ext_schema
+    WHERE p.proname IN ('snowflake_timestamp', 'snowflake_raise_floor')
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                      JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+                      WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
+                        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                        AND d.deptype = 'e');
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema % holds functions named like snowflake''s own that are not the extension''s',
+                        ext_schema
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Drop them, or move the extension to a schema only trusted roles may create in '
+                         '(ALTER EXTENSION snowflake SET SCHEMA ...).';
+    END IF;
+
     -- a floor further ahead of the clock than the lead plus the wait would
     -- make every generating call of the server fail until the clock reaches
     -- it: one far-future value inserted by anyone with INSERT must not do that
@@ -85,11 +104,11 @@ BEGIN
                             col.attname, col.tbl
                 USING ERRCODE = 'invalid_parameter_value',
                       DETAIL = format('Its value %s carries %s, %s ahead of the clock; a floor more than '
-                                      'snowflake.max_clock_lead + snowflake.max_clock_wait (%s) ahead would '
+                                      'snowflake.max_clock_lead + snowflake.max_clock_wait (%s ms) ahead would '
                                       'make every generating call on this server fail until the clock '
                                       'reaches it. Nothing was changed.',
                                       m, m_ts, pg_catalog.date_trunc('second', m_ts - pg_catalog.clock_timestamp()),
-                                      bound),
+                                      (pg_catalog.date_part('epoch', bound) * 1000)::pg_catalog.int8),
                       HINT = 'If that row does not hold a real snowflake ID, fix or delete it and run '
                              'snowflake_adopt_database() again; if IDs really were issued that far ahead, '
                              'run snowflake_adopt_database(allow_future => true).';
@@ -104,10 +123,10 @@ BEGIN
         RAISE EXCEPTION 'snowflake floor % is too far ahead of the clock', at_least
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('It is %s ahead; a floor more than snowflake.max_clock_lead + '
-                                  'snowflake.max_clock_wait (%s) ahead would make every generating '
+                                  'snowflake.max_clock_wait (%s ms) ahead would make every generating '
                                   'call on this server fail until the clock reaches it. Nothing was changed.',
                                   pg_catalog.date_trunc('second', at_least - pg_catalog.clock_timestamp()),
-                                  bound),
+                                  (pg_catalog.date_part('epoch', bound) * 1000)::pg_catalog.int8),
                   HINT = 'Check the value; if IDs really were issued that far ahead, pass allow_future => true.';
     END IF;
     floor_ts := greatest(top_ts, at_least);
@@ -168,6 +187,25 @@ BEGIN
     SELECT n.nspname INTO ext
     FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
     WHERE e.extname = 'snowflake';
+
+    -- functions of our names in our schema that are not ours would make the
+    -- calls below ambiguous: say so instead (they never run: see the README,
+    -- "Privileges")
+    PERFORM 1 FROM pg_catalog.pg_proc p
+    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace AND n.nspname = ext
+    WHERE p.proname IN ('snowflake_nextval', 'snowflake_min_id', 'snowflake_convert_column')
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                      JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+                      WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
+                        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                        AND d.deptype = 'e');
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema % holds functions named like snowflake''s own that are not the extension''s',
+                        ext
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Drop them, or move the extension to a schema only trusted roles may create in '
+                         '(ALTER EXTENSION snowflake SET SCHEMA ...).';
+    END IF;
 
     -- what it is, and whose
     SELECT c.relkind, c.relispartition, c.relowner INTO rel

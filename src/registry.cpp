@@ -109,6 +109,8 @@ typedef struct SfRegistryShared
 	pg_atomic_uint32 pub_shard;
 	/* a generating call waits for the mark to cover this offset + 1 */
 	pg_atomic_uint64 wanted;
+	/* the last attempt to publish a mark failed (etcd unreachable): 1 */
+	pg_atomic_uint32 publish_failed;
 
 	slock_t		mutex;
 	/* under mutex: what the view shows */
@@ -349,6 +351,7 @@ sf_registry_shmem_startup(void)
 		pg_atomic_init_u64(&sf_reg->published, 0);
 		pg_atomic_init_u32(&sf_reg->pub_shard, 0);
 		pg_atomic_init_u64(&sf_reg->wanted, 0);
+		pg_atomic_init_u32(&sf_reg->publish_failed, 0);
 		SpinLockInit(&sf_reg->mutex);
 		sf_reg->state = sf_registry_enabled ? REG_CLAIMING : REG_OFF;
 		sf_reg->shard = -1;
@@ -382,6 +385,17 @@ sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 				 errdetail("With snowflake.registry set, a server generates IDs only for the "
 						   "shard it holds in the registry, shard " INT64_FORMAT ".", held),
 				 errhint("Call snowflake_nextval() without a shard ID.")));
+	if (state == REG_REFUSED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 target >= 0 ?
+				 errmsg("cannot generate snowflake IDs: the freshness mark of shard %d in the "
+						"registry is refused", target) :
+				 errmsg("cannot generate snowflake IDs: the freshness marks of the free shards "
+						"of the pool \"%s\" in the registry are refused", sf_registry_shards),
+				 errdetail("%s", error),
+				 errhint("Set the key to a time (Unix ms) at or above the last ID any server "
+						 "issued on that shard; the registry worker tries again on its own.")));
 	if (holder[0] != '\0' && (state == REG_CLAIMING || state == REG_POOL_FULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -830,8 +844,10 @@ sf_publish_mark(SfWorker *w, int64 mark_ms, bool *lost)
 	if (etcd::put_if_lease(&w->client, guard, w->lease, key, value, &applied) != etcd::Result::Ok)
 	{
 		sf_unreachable(w, "publishing the freshness mark");
+		pg_atomic_write_u32(&sf_reg->publish_failed, 1);
 		return false;
 	}
+	pg_atomic_write_u32(&sf_reg->publish_failed, 0);
 	if (!applied)
 	{
 		*lost = true;
@@ -970,7 +986,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 	else
 	{
 		int64		max = sf_layout.max_shard_id();
-		int64		nfree = 0, pick;
+		int64		nfree = 0, nrefused = 0, pick;
 
 		if (w->remembered >= 0 && sf_in_pool(w->remembered) &&
 			!sf_refused_now(w, w->remembered, now_ns))
@@ -990,7 +1006,12 @@ sf_claim(SfWorker *w, int64 now_ns)
 		for (int i = 0; i < sf_pool->count; i++)
 			for (int64 s = sf_pool->ranges[i].lo; s <= sf_pool->ranges[i].hi; s++)
 				if (!(w->taken[s / 8] & (1 << (s % 8))))
-					nfree++;
+				{
+					if (sf_refused_now(w, s, now_ns))
+						nrefused++;
+					else
+						nfree++;
+				}
 		/* a random free shard: servers starting together rarely collide */
 		pick = nfree > 0 ? (int64) (random() % nfree) : 0;
 		for (int i = 0; i < sf_pool->count && ncand < (int) lengthof(candidates); i++)
@@ -1007,7 +1028,18 @@ sf_claim(SfWorker *w, int64 now_ns)
 				if (s != w->remembered)
 					candidates[ncand++] = s;
 			}
-		full = nfree == 0;
+		full = nfree == 0 && nrefused == 0;
+		if (ncand == 0 && nrefused > 0 && nfree == 0)
+		{
+			/* every free shard was refused lately: say so */
+			SpinLockAcquire(&sf_reg->mutex);
+			sf_reg->state = REG_REFUSED;
+			sf_reg->shard = -1;
+			sf_reg->holder[0] = '\0';
+			SpinLockRelease(&sf_reg->mutex);
+			sf_backoff(w, now_ns);
+			return;
+		}
 	}
 
 	for (int i = 0; i < ncand; i++)
@@ -1438,8 +1470,10 @@ sf_registry_init(void)
 /*---- the view ----*/
 
 /*
- * Whether the fencing check passes now and, with_mark, whether the
- * published freshness mark covers the clock too (a call issues at once).
+ * Whether the fencing check passes now and, with_mark, whether a call could
+ * also get a freshness mark covering the clock: it does already, or the last
+ * publication succeeded (an idle server's mark lags the clock until the next
+ * call asks for one).
  */
 static bool
 sf_registry_check_quiet(bool with_mark)
@@ -1448,7 +1482,8 @@ sf_registry_check_quiet(bool with_mark)
 	int64		held = (int64) (grant >> SF_GRANT_SHIFT) - 1;
 
 	return held >= 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK) &&
-		(!with_mark || sf_registry_cap(held) >= sf_wall_ms() - sf_layout.epoch_ms);
+		(!with_mark || sf_registry_cap(held) >= sf_wall_ms() - sf_layout.epoch_ms ||
+		 pg_atomic_read_u32(&sf_reg->publish_failed) == 0);
 }
 
 extern "C" Datum

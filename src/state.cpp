@@ -1097,6 +1097,8 @@ sf_activity(int used, int64 *last, int64 *reserved)
 		int64		slot_reserved;
 
 		sf_slot_snapshot(sf_slot(i), &gen, &slot_reserved, NULL);
+		if (gen.last_offset < 0)
+			continue;			/* a slot that has issued nothing needs no mark */
 		activity += ((uint64) gen.last_offset << sf_layout.sequence_bits) +
 			(uint64) gen.last_sequence;
 		*last = Max(*last, gen.last_offset);
@@ -1122,8 +1124,8 @@ sf_keep_mark_ahead(uint64 *seen_activity, int64 *active_until)
 		*seen_activity = activity;
 		*active_until = now + SF_WORKER_ACTIVE_MS;
 	}
-	if (used == 0 || now > *active_until)
-		return;					/* idle: no writes */
+	if (used == 0 || now > *active_until || reserved == PG_INT64_MAX || now < 0)
+		return;					/* idle, nothing issued yet, or before the epoch: no writes */
 
 	horizon = Max(now + sf_max_clock_lead, last);
 	if (reserved - horizon >= SF_RESERVE_AHEAD_MS / 2)
