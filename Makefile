@@ -3,7 +3,8 @@
 EXTENSION  = snowflake
 MODULE_big = snowflake
 OBJS       = src/core.o src/atomicgen.o src/statefile.o src/settings.o src/state.o src/origin.o \
-             src/seqstart.o src/layouts.o src/fastpath.o src/snowflake.o src/etcd.o src/registry.o
+             src/seqstart.o src/layouts.o src/fastpath.o src/snowflake.o src/etcd.o src/etcd_json.o \
+             src/registry.o
 # relative to the source folder, also in out-of-tree builds
 DATA       = $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/snowflake--*.sql))
 PGFILEDESC = "snowflake - Snowflake ID generator"
@@ -50,12 +51,18 @@ override COMPILER = $(CXX) $(CFLAGS)
 BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src
 
 # GoogleTest unit tests of the core (no server involved).
-# (etcd_test: the registry client's JSON reader, base64 and endpoint list)
+# (etcd_test: the registry client's JSON lookups, base64 and endpoint list;
+# the JSON parser and base64 are PostgreSQL's, from libpgcommon, built as
+# frontend code: -DFRONTEND)
+PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
+PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
 test/unit/core_test: test/unit/core_test.cpp src/core.cpp src/core.hpp src/statefile.cpp src/statefile.hpp \
-		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp
-	$(CXX) -std=c++17 -Wall -Wextra -O1 -g -I$(srcdir)/src -o $@ \
+		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp src/etcd_json.cpp src/etcd_json.hpp
+	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
+		-isystem $(PG_INCLUDEDIR_SERVER) -o $@ \
 		test/unit/core_test.cpp src/core.cpp src/statefile.cpp \
-		test/unit/etcd_test.cpp src/etcd.cpp -lcurl -lgtest -lgtest_main -pthread
+		test/unit/etcd_test.cpp src/etcd.cpp src/etcd_json.cpp \
+		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcurl -lgtest -lgtest_main -pthread -lm
 
 # The lock-free generator's tests, many threads on one word, under
 # ThreadSanitizer (a data race or a failed property fails the run).

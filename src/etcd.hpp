@@ -3,8 +3,8 @@
  * etcd.hpp
  *		A small etcd v3 client in plain C++ over libcurl and etcd's JSON
  *		gateway (HTTP POST to /v3/...): leases, a create-if-absent
- *		transaction, a put guarded by a lease, reads.  Plus the two codecs
- *		it needs: a strict JSON reader and base64.
+ *		transaction, a put guarded by a lease, reads.  The answers are read
+ *		with etcd_json.hpp (PostgreSQL's JSON parser and base64).
  *
  * Nothing here includes postgres.h, throws, or waits without a bound: every
  * request has a total timeout and a connect timeout, and a garbage,
@@ -19,6 +19,8 @@
 
 #include <cstddef>
 #include <cstdint>
+
+#include "etcd_json.hpp"
 
 namespace etcd
 {
@@ -106,44 +108,6 @@ Result get(Client *c, const char *key, char *value, size_t value_len, bool *foun
  */
 Result list_keys(Client *c, const char *prefix,
 				 bool (*fn)(void *arg, const char *key, size_t len), void *arg) noexcept;
-
-/*---- codecs (exposed for the unit tests) ----*/
-
-enum class JsonFound
-{
-	Found,
-	Absent,						/* the document is valid; the path is not in it */
-	Invalid						/* not one well-formed JSON value */
-};
-
-enum class JsonType
-{
-	String,
-	Number,
-	True,
-	False,
-	Null,
-	Object,
-	Array
-};
-
-/*
- * Validates a whole JSON document and looks up a dotted path in it, such as
- * "responses.0.response_range.kvs.0.value" (array elements by index; ""
- * is the document itself).  A string is unescaped into out; a number or
- * literal is copied as written; objects and arrays copy nothing.  A value
- * that does not fit out is Invalid.
- */
-JsonFound json_lookup(const char *doc, size_t len, const char *path, JsonType *type,
-					  char *out, size_t outlen) noexcept;
-
-/* An int64 at path, written as a JSON number or a string of digits. */
-JsonFound json_int64(const char *doc, size_t len, const char *path, int64_t *value) noexcept;
-
-/* Standard base64 with padding; returns the length written, or -1 if no room. */
-long base64_encode(const void *data, size_t len, char *out, size_t outlen) noexcept;
-/* Strict decoding; returns the length written, or -1 on bad input or no room. */
-long base64_decode(const char *text, size_t len, char *out, size_t outlen) noexcept;
 
 }								/* namespace etcd */
 
