@@ -101,7 +101,8 @@ sub epilogue
 sub run_python
 {
 	my ($label, $code, %o) = @_;
-	my $file = "$tmp/$label.py";
+	(my $base = "example_$label") =~ tr/-/_/;
+	my $file = "$tmp/$base.py";
 	write_file($file, $code);
 	my ($ok, $out, $err) = run_client([ 'python3', $file ], %o);
 	ok($ok, "$label: the example runs") or diag("stdout:\n$out\nstderr:\n$err");
@@ -124,9 +125,9 @@ SKIP:
 		skip 'python3-psycopg is not installed', 1;
 	}
 	my ($ok, $out) = run_python('psycopg',
-		$docs->example('psycopg') . epilogue('[order_id] + ids'));
-	my $ids = result_of($out);
-	check_ids($node, 'app', 'psycopg', $ids, table => 'orders', shard => $shard, count => 101);
+		$docs->example('psycopg') . epilogue('{"ids": [order_id] + ids}'));
+	check_ids($node, 'app', 'psycopg', result_of($out)->{ids} // [],
+		table => 'orders', shard => $shard, count => 101);
 	like($out, qr/^found: book$/m, 'psycopg: the row is found by its ID passed as a parameter');
 }
 
@@ -138,8 +139,8 @@ SKIP:
 		skip 'python3-psycopg2 is not installed', 1;
 	}
 	my ($ok, $out) = run_python('psycopg2',
-		$docs->example('psycopg2') . epilogue('[order_id] + ids'));
-	check_ids($node, 'app', 'psycopg2', result_of($out),
+		$docs->example('psycopg2') . epilogue('{"ids": [order_id] + ids}'));
+	check_ids($node, 'app', 'psycopg2', result_of($out)->{ids} // [],
 		table => 'orders', shard => $shard, count => 101);
 	like($out, qr/^one: [0-9]+ lastrowid: 0$/m, 'psycopg2: cursor.lastrowid is 0, not the ID');
 }
@@ -257,7 +258,8 @@ EOF
 		'snowflake_nextval()', 'django: the db_default key has DEFAULT snowflake_nextval()');
 	is( $node->safe_psql('shop', q{
 			SELECT a.attidentity = '' AS no_identity, pg_get_expr(d.adbin, d.adrelid),
-			       (SELECT count(*) FROM pg_class WHERE relkind = 'S')
+			       (SELECT count(*) FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+			        WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = 'orders_invoice'::regclass)
 			FROM pg_attribute a JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 			WHERE a.attrelid = 'orders_invoice'::regclass AND a.attname = 'id'}),
 		't|snowflake_nextval()|0',
@@ -343,8 +345,10 @@ SKIP:
 	my %out;
 	for my $name (@node)
 	{
-		write_file("$tmp/$name.js", $docs->example($name));
-		my ($ok, $out, $err) = run_client([ 'node', "$tmp/$name.js" ]);
+		(my $base = "example_$name") =~ tr/-/_/;
+		my $file = "$tmp/$base.js";
+		write_file($file, $docs->example($name));
+		my ($ok, $out, $err) = run_client([ 'node', $file ]);
 		ok($ok && $err eq '', "$name: the example runs") or diag("$out\n$err");
 		$out{$name} = $out;
 	}

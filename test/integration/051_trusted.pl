@@ -149,7 +149,7 @@ SELECT (SELECT count(*) FROM pg_temp.snowflake_origin) || ',' ||
        (SELECT count(*) FROM public.snowflake_origin) || ',' ||
        has_table_privilege('visitor', 'public.snowflake_origin', 'SELECT');
 });
-is($out, '0,1,t', 'a temporary table named snowflake_origin captures neither the INSERT nor the GRANT of the install')
+is($out, '0,1,true', 'a temporary table named snowflake_origin captures neither the INSERT nor the GRANT of the install')
   or diag($err);
 
 # a function planted under a member's name makes the install fail

@@ -80,15 +80,15 @@ sub load
 	return $self;
 }
 
-# The text of example NAME (and its language as the second value in list
-# context); dies when the document has no such example, which fails the test.
+# The text of example NAME; dies when the document has no such example,
+# which fails the test.
 sub example
 {
 	my ($self, $name) = @_;
 	my $b = $self->{blocks}{$name}
 	  or die "docs/clients.md has no example \"$name\" (<!-- example: $name --> before a fenced block)\n";
 	$b->{ran} = 1;
-	return wantarray ? ($b->{text}, $b->{lang}) : $b->{text};
+	return $b->{text};
 }
 
 # Marks examples as accounted for without running them (a skipped client).
