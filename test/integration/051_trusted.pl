@@ -21,6 +21,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
 
 my $node = PostgreSQL::Test::Cluster->new('trusted');
 $node->init;
@@ -163,6 +164,29 @@ ok($ret != 0 && $err =~ /function "snowflake_stats_reset" already exists/,
   or diag($err);
 is($node->safe_psql('planted', q{SELECT count(*) FROM pg_extension WHERE extname = 'snowflake'}),
 	'0', 'and nothing was installed');
+
+# what the scripts may not contain, in every script we ship: CREATE OR
+# REPLACE (it would take over an object planted under one of our names) and
+# SECURITY DEFINER (code that runs later with the superuser's rights); and
+# every PL/pgSQL member fixes its search_path
+my @scripts = glob("$FindBin::RealBin/../../sql/snowflake--*.sql");
+ok(scalar(@scripts) >= 3, 'the scripts are found (' . scalar(@scripts) . ')');
+my @bad;
+for my $f (@scripts)
+{
+	my $text = slurp_file($f);
+	$text =~ s/--[^\n]*//g;    # comments may name them
+	push @bad, "$f: CREATE OR REPLACE" if $text =~ /CREATE\s+OR\s+REPLACE/i;
+	push @bad, "$f: SECURITY DEFINER"  if $text =~ /SECURITY\s+DEFINER/i;
+}
+ok(!@bad, 'no script has CREATE OR REPLACE or SECURITY DEFINER') or diag(join("\n", @bad));
+is( $node->safe_psql('owned', q{
+		SELECT count(*) FILTER (WHERE NOT coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)),
+		       count(*) > 0
+		FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+		JOIN pg_language l ON l.oid = p.prolang AND l.lanname = 'plpgsql'
+		WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass}),
+	'0|t', 'every PL/pgSQL member runs with search_path = pg_catalog, pg_temp');
 
 $node->stop;
 done_testing();
