@@ -372,6 +372,8 @@ EOF
 		  && $err =~ /HINT:  Must be superuser to create this extension\./,
 		'django: with an untrusted extension, manage.py test fails: permission denied to create extension')
 	  or diag("$out\n$err");
+	# the superuser installs from the same untrusted copy (as on a server
+	# that has only 1.1 or earlier)
 	$res = $node->psql('template1',
 		"SET extension_control_path = '$path';\n" . $docs->example('template1'),
 		extra_params => [ '-v', 'ON_ERROR_STOP=1' ]);
