@@ -6,7 +6,9 @@ OBJS       = src/core.o src/atomicgen.o src/statefile.o src/settings.o src/state
              src/seqstart.o src/layouts.o src/fastpath.o src/snowflake.o src/etcd.o src/etcd_json.o \
              src/registry.o
 # relative to the source folder, also in out-of-tree builds
-DATA       = $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/snowflake--*.sql))
+# (and the secondary control files of older versions: snowflake--1.0.control)
+DATA       = $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/snowflake--*.sql) \
+                                     $(wildcard $(srcdir)/sql/snowflake--*.control))
 PGFILEDESC = "snowflake - Snowflake ID generator"
 
 PG_CONFIG ?= pg_config

@@ -25,6 +25,10 @@ packages=(
 # version that runs them (PG_INTEGRATION_VERSION in lib.sh)
 if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
   packages+=(
+    # client libraries and ORMs (test/integration/050_clients.pl, docs/clients.md)
+    python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django
+    nodejs node-pg
+    libpostgresql-jdbc-java default-jdk-headless
   )
 fi
 
