@@ -152,8 +152,11 @@ REVOKE ALL ON FUNCTION snowflake_adopt_database(timestamptz, boolean) FROM PUBLI
 -- snowflake_convert_column(): a column already fed by snowflake_nextval() is
 -- recognised by the function's OID, not the default's text, and just gets the
 -- new default; the refusal for a list or multi-column partition key says what
--- to do instead
-CREATE OR REPLACE FUNCTION snowflake_convert_column(tbl regclass, col name, shard integer,
+-- to do instead.  Dropped and created again (our scripts never replace a
+-- function in place: see test/integration/051_trusted.pl); nothing depends on it, and
+-- the 3-argument form calls it by name at run time.
+DROP FUNCTION snowflake_convert_column(regclass, name, integer, boolean);
+CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, shard integer,
                                          drop_sequence boolean DEFAULT true)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
@@ -453,3 +456,5 @@ BEGIN
 END
 $convert$;
 
+COMMENT ON FUNCTION snowflake_convert_column(regclass, name, integer, boolean) IS
+'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval(shard) in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false';

@@ -109,8 +109,8 @@ refused('owner', 'owned', 'DELETE FROM snowflake_origin', '42501',
 my %signature = (
 	snowflake_nextval        => 'snowflake_nextval(integer)',
 	snowflake_nextval_batch  => 'snowflake_nextval_batch(integer, integer)',
-	snowflake_raise_floor    => 'snowflake_raise_floor(timestamptz)',
-	snowflake_adopt_database => 'snowflake_adopt_database(timestamptz)',
+	snowflake_raise_floor    => 'snowflake_raise_floor(timestamptz, boolean)',
+	snowflake_adopt_database => 'snowflake_adopt_database(timestamptz, boolean)',
 	snowflake_stats_reset    => 'snowflake_stats_reset()',
 	snowflake_registry       => 'snowflake_registry()');
 for my $f (sort keys %signature)
@@ -119,13 +119,13 @@ for my $f (sort keys %signature)
 	refused('owner', 'owned', "GRANT EXECUTE ON FUNCTION $sig TO owner", '42501',
 		qr/permission denied for function $f/, "the owner cannot grant $sig");
 }
-refused('owner', 'owned', 'ALTER FUNCTION snowflake_raise_floor(timestamptz) OWNER TO owner',
+refused('owner', 'owned', 'ALTER FUNCTION snowflake_raise_floor(timestamptz, boolean) OWNER TO owner',
 	'42501', qr/must be owner of function snowflake_raise_floor/,
 	'nor take it over (ALTER FUNCTION ... OWNER)');
-refused('owner', 'owned', 'ALTER FUNCTION snowflake_adopt_database(timestamptz) SECURITY DEFINER',
+refused('owner', 'owned', 'ALTER FUNCTION snowflake_adopt_database(timestamptz, boolean) SECURITY DEFINER',
 	'42501', qr/must be owner of function snowflake_adopt_database/,
 	'nor make a member SECURITY DEFINER');
-refused('owner', 'owned', 'ALTER EXTENSION snowflake DROP FUNCTION snowflake_raise_floor(timestamptz)',
+refused('owner', 'owned', 'ALTER EXTENSION snowflake DROP FUNCTION snowflake_raise_floor(timestamptz, boolean)',
 	'42501', qr/must be owner of function snowflake_raise_floor/,
 	'nor detach a member from the extension');
 refused('owner', 'owned', 'CREATE SCHEMA mine; ALTER EXTENSION snowflake SET SCHEMA mine',
