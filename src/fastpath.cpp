@@ -3,12 +3,12 @@
  * fastpath.cpp
  *		The PostgreSQL side of the lock-free generator (snowflake.generator
  *		= 'atomic'): atomicgen.hpp's loops run on a shard slot's
- *		pg_atomic_uint64 words.  The memory-ordering argument is in glue.hpp.
+ *		pg_atomic_uint64 words.  The memory-ordering argument is in state.hpp.
  *
  *-------------------------------------------------------------------------
  */
 #include "atomicgen.hpp"
-#include "glue.hpp"
+#include "fastpath.hpp"
 
 namespace
 {
@@ -63,6 +63,8 @@ sf_fastpath_init_slot(ShardSlot *slot)
 											 slot->gen.last_sequence));
 	pg_atomic_init_u64(&slot->clock, snowflake::kNoClock);
 	pg_atomic_init_u64(&slot->reserved_offset, (uint64) (int64) -1);
+	/* with a registry, nothing may be reserved before it publishes a mark */
+	pg_atomic_init_u64(&slot->cap, (uint64) (sf_slot_caps ? (int64) -1 : PG_INT64_MAX));
 	pg_atomic_init_u64(&slot->issued, 0);
 	pg_atomic_init_u64(&slot->sequence_exhausted, 0);
 }

@@ -22,14 +22,20 @@
  * The first generating call of each backend compares the two: a database
  * from a cluster this state does not cover is refused, with what to do (copy
  * pg_snowflake/ from the old data directory, or adopt the database with
- * snowflake_adopt_database(), which resumes above its largest ID).
+ * snowflake_adopt_database(), which resumes above its largest ID through
+ * snowflake_raise_floor(), here too).  The lineage is read and extended at
+ * start by recorded.cpp.
+ *
+ * The SQL layer: it may call the state layer (recorded.cpp for the lineage,
+ * mark.cpp to raise the floor).
  *
  *-------------------------------------------------------------------------
  */
 #include <cstring>
 
-#include "glue.hpp"
-#include "statefile.hpp"
+#include "mark.hpp"
+#include "origin.hpp"
+#include "recorded.hpp"
 
 extern "C"
 {
@@ -51,75 +57,8 @@ extern "C"
 PG_FUNCTION_INFO_V1(snowflake_raise_floor);
 }
 
-static const char *const kLineageName = "lineage";
-static const char *const kLineageFile = "pg_snowflake/lineage";
-
-/* Set once this backend's database has passed the check (see glue.hpp). */
+/* Set once this backend's database has passed the check (see origin.hpp). */
 bool		sf_origin_checked = false;
-
-/* Whether a lineage covers a system identifier (no lock: read-only after start). */
-static bool
-sf_lineage_covers(const SnowflakeShared *state, uint64 sysid)
-{
-	for (int i = 0; i < state->lineage_count; i++)
-		if (state->lineage[i] == sysid)
-			return true;
-	return false;
-}
-
-/*
- * At start, in the postmaster: reads pg_snowflake/lineage into "out", and
- * adds this cluster to it (on disk too) unless it is there.  A state
- * directory made before 1.1 has a mark or layout but no lineage: it is taken
- * to be this cluster's.  A file that cannot be read or written refuses the
- * state, as an unreadable mark or layout does.
- */
-void
-sf_load_lineage(SnowflakeShared *out)
-{
-	char		buf[4096];
-	char		detail[512];
-	size_t		len = 0;
-	bool		missing;
-	uint64		sysid = GetSystemIdentifier();
-	snowflake::FileError error = {"", "", 0};
-	int			count = 0;
-
-	out->lineage_count = 0;
-	if (sf_read_record(out, SF_REFUSE_STATE, kLineageFile, "lineage", buf, sizeof(buf), &len,
-					   &missing))
-	{
-		if (!snowflake::parse_lineage_record(buf, len, out->lineage, SF_MAX_LINEAGE, &count))
-		{
-			snprintf(detail, sizeof(detail), "File \"%s\" is not a valid lineage record",
-					 kLineageFile);
-			sf_refuse(out, SF_REFUSE_STATE, "could not read the recorded snowflake lineage", detail);
-			return;
-		}
-		out->lineage_count = count;
-	}
-	else if (!missing)
-		return;					/* refused by sf_read_record */
-	if (sf_lineage_covers(out, sysid))
-		return;
-
-	/* keep the newest SF_MAX_LINEAGE - 1 and add this cluster */
-	if (out->lineage_count == SF_MAX_LINEAGE)
-	{
-		memmove(out->lineage, out->lineage + 1, sizeof(uint64) * (SF_MAX_LINEAGE - 1));
-		out->lineage_count--;
-	}
-	out->lineage[out->lineage_count++] = sysid;
-
-	len = (size_t) snowflake::format_lineage_record(out->lineage, out->lineage_count,
-												   buf, sizeof(buf));
-	if (!snowflake::write_file_durably(kLineageName, buf, len, &error))
-	{
-		snprintf(detail, sizeof(detail), "Could not %s file \"%s\": %s",
-				 error.operation, error.path, strerror(error.err));
-		sf_refuse(out, SF_REFUSE_STATE, "could not record the snowflake lineage", detail);
-	}
-}
 
 /*
  * The snowflake_origin table of the extension that "fn_oid" belongs to, found

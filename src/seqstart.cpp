@@ -21,7 +21,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "glue.hpp"
+#include "seqstart.hpp"
 
 int			sf_sequence_start = SF_SEQUENCE_START_RANDOM;
 

@@ -1,12 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * settings.cpp
- *		The snowflake.* settings: definitions, checks, and the layout they
- *		describe, validated at server start.
+ *		The generator's snowflake.* settings: definitions, checks, and the
+ *		layout they describe, validated at server start; and the rule every
+ *		snowflake.* setting follows at start (nonsense stops the server).
  *
  * Layout settings (epoch, field widths) are fixed at server start and the
  * shard ID follows reloads; none can be changed by a session, so no session
- * can generate IDs as another shard or with another layout.
+ * can generate IDs as another shard or with another layout.  Other
+ * subsystems define their own settings (seqstart.cpp, registry.cpp) between
+ * sf_settings_define() and sf_settings_finish(), which reserves the prefix.
+ *
+ * The bottom of the PostgreSQL glue: it may call the core and PostgreSQL.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,8 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "glue.hpp"
-#include "registry.hpp"
+#include "clocks.hpp"
+#include "settings.hpp"
 
 /*---- GUC variables ----*/
 
@@ -165,7 +170,7 @@ sf_check_epoch(char **newval, void **, GucSource)
  * kills the postmaster on a malloc()ed pointer.  guc_malloc(LOG, ...) reports
  * and returns NULL when out of memory instead of raising an error.
  */
-static void *
+void *
 sf_guc_malloc(size_t size)
 {
 #if PG_VERSION_NUM >= 160000
@@ -439,13 +444,6 @@ sf_define_settings(void)
 							 NULL,
 							 NULL);
 
-	/* the registry's settings (registry.cpp), before the prefix is reserved */
-	sf_registry_define_settings();
-
-	/* only called at server start (see _PG_init) */
-	sf_refuse_unknown_settings();
-	MarkGUCPrefixReserved("snowflake");
-
 	/* only called at server start (see _PG_init) */
 	sf_require_applied("snowflake.epoch", raw_epoch,
 					   raw_epoch && snowflake::parse_epoch(raw_epoch, &raw_ms) &&
@@ -540,10 +538,22 @@ sf_check_layout_settings(void)
 	}
 }
 
-/* Defines the settings and checks the layout they make. */
+/* Defines the generator's settings and checks the layout they make. */
 void
-sf_settings_init(void)
+sf_settings_define(void)
 {
 	sf_define_settings();
 	sf_check_layout_settings();
+}
+
+/*
+ * Once every subsystem has defined its settings: a misspelled snowflake.*
+ * line stops the server, and the prefix is reserved.  Only called at server
+ * start (see _PG_init).
+ */
+void
+sf_settings_finish(void)
+{
+	sf_refuse_unknown_settings();
+	MarkGUCPrefixReserved("snowflake");
 }

@@ -1,10 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * glue.hpp
- *		Declarations shared by the PostgreSQL glue: the shared-memory struct,
- *		the settings, and each subsystem's entry points.
+ * state.hpp
+ *		The generator's shared state: SnowflakeShared and the shard slots in
+ *		shared memory, and the rules for touching them; with shmem.cpp, which
+ *		creates them and gives shards their slots.
  *
- * Locking and memory ordering (see also state.cpp and atomicgen.hpp).
+ * The state layer (this file, recorded, fastpath, shmem, wal, mark) stands on
+ * the core (core.hpp) and the settings; the registry and the SQL functions
+ * stand on it.  Nothing here calls a file of those higher layers: what the
+ * registry must tell the state (the freshness mark of a shard it holds, the
+ * shard it holds) it publishes into fields of this struct (ShardSlot.cap,
+ * SnowflakeShared.registry_shard).
+ *
+ * Locking and memory ordering (see also mark.cpp and atomicgen.hpp).
  * SnowflakeShared is created once at postmaster start, followed by the shard
  * index and the cache-line aligned shard slots.  LWLocks come from the
  * "snowflake" tranche:
@@ -72,11 +80,13 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef SNOWFLAKE_GLUE_HPP
-#define SNOWFLAKE_GLUE_HPP
+#ifndef SNOWFLAKE_STATE_HPP
+#define SNOWFLAKE_STATE_HPP
 
+#include "clocks.hpp"
 #include "core.hpp"
 #include "pg.hpp"
+#include "settings.hpp"
 
 /* How far the durable mark is kept ahead of the clock plus the lead. */
 #define SF_RESERVE_AHEAD_MS 1000
@@ -92,13 +102,6 @@
 #define SF_SHARDS_LOG_MS 15000
 /* Backward clock steps at least this large are logged as a WARNING. */
 #define SF_WARN_STEP_MS 10
-
-/* snowflake.generator */
-typedef enum SfGenerator
-{
-	SF_GENERATOR_ATOMIC,		/* lock-free fast path, LWLock only for the slow path */
-	SF_GENERATOR_LWLOCK			/* every call under the slot's LWLock (reference) */
-} SfGenerator;
 
 /*
  * The generator of one shard.  Slots are cache-line aligned, so shards do
@@ -126,6 +129,8 @@ typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
 	/* read by every call */
 	alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 clock;	/* last clock reading, tagged */
 	pg_atomic_uint64 reserved_offset;	/* int64: IDs may carry timestamps up to this */
+	pg_atomic_uint64 cap;		/* int64: reserved_offset never goes above it (the
+								 * registry's freshness mark; INT64_MAX without one) */
 	LWLock	   *lock;
 	int32		shard_id;
 
@@ -202,93 +207,28 @@ typedef struct SnowflakeShared
 } SnowflakeShared;
 
 extern SnowflakeShared *sf_shared;
-extern snowflake::Layout sf_layout;
 
-/* settings.cpp */
-extern int	sf_shard_id;
-extern int	sf_max_clock_lead;
-extern int	sf_max_clock_wait;
-extern int	sf_max_shards;
-extern bool sf_allow_on_standby;
-extern int	sf_generator;
-extern char *sf_shard_ids;
-void		sf_settings_init(void);
-bool		sf_shard_allowed(int64 shard);
-int			sf_configured_shards(snowflake::ShardRange *out, int capacity);
-char	   *sf_raw_setting(const char *name);
-void		sf_require_applied(const char *name, const char *raw, bool applied);
-
-/* seqstart.cpp */
-#define SF_SEQUENCE_START_ZERO 0
-#define SF_SEQUENCE_START_RANDOM 1
-extern int	sf_sequence_start;
-void		sf_seqstart_init(void);
-int64		sf_draw_start_sequence(void);
-
-/* snowflake.cpp */
-void		sf_check_id(int64 id);
-Datum		sf_make_record(FunctionCallInfo fcinfo, Datum *values, bool *nulls);
-
-/* layouts.cpp */
-TimestampTz sf_timestamptz_checked(int64 unix_ms);
-
-/* state.cpp */
-void		sf_state_init(void);
-void		sf_require_ready(void);
-void		sf_record_layout(void);
-ShardSlot  *sf_slot(int i);
-ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
-bool		sf_slot_available(int64 shard);
 /* What a refusal stops: see SnowflakeShared. */
 typedef enum SfRefusal
 {
 	SF_REFUSE_LAYOUT,			/* decoding and generation */
 	SF_REFUSE_STATE				/* generation only */
 } SfRefusal;
-void		sf_refuse(SnowflakeShared *out, SfRefusal kind, const char *message,
-					  const char *detail);
-bool		sf_read_record(SnowflakeShared *out, SfRefusal kind, const char *path,
-						   const char *what, char *buf, size_t buflen, size_t *len,
-						   bool *missing);
+
+/* shmem.cpp */
+void		sf_shmem_init(void);
+void		sf_require_ready(void);
 void		sf_require_generation_ready(void);
-void		sf_extend_mark(ShardSlot *slot, int64 wanted_offset);
-void		sf_reraise_reserved(void);
-int64		sf_wall_ms(void);
-int64		sf_floor_bound_ms(void);
-
-void		sf_raise_floor(int64 offset);
-void		sf_check_standby_shard(int64 shard);
-void		sf_register_worker(const char *function, const char *name, int flags);
-
-/* origin.cpp */
-void		sf_load_lineage(SnowflakeShared *out);
-extern bool sf_origin_checked;
-void		sf_check_origin_slow(Oid fn_oid);
+ShardSlot  *sf_slot(int i);
+ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
+ShardSlot  *sf_slot_if_any(int64 shard);
+bool		sf_slot_available(int64 shard);
 
 /*
- * The first generating call of a backend checks where its database's IDs
- * came from; later calls pay one test of a backend-local flag, inline.
+ * A hook for the registry (set in _PG_init, before shared memory exists):
+ * slots start with cap -1, so that no shard reserves anything until the
+ * registry has published a freshness mark for it.
  */
-static inline void
-sf_check_origin(Oid fn_oid)
-{
-	if (!sf_origin_checked)
-		sf_check_origin_slow(fn_oid);
-}
+extern bool sf_slot_caps;
 
-/* snowflake.cpp */
-TimestampTz sf_decoded_timestamptz(int64 unix_ms, int64 id);
-
-/* fastpath.cpp */
-void		sf_fastpath_init_slot(ShardSlot *slot);
-void		sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now,
-							 snowflake::Step *step, int64 start_sequence);
-void		sf_slot_snapshot(ShardSlot *slot, snowflake::GeneratorState *gen,
-							 int64 *reserved, TimestampTz *stats_reset);
-int64		sf_slot_last(ShardSlot *slot, int64 *sequence);
-void		sf_slot_resume_above(ShardSlot *slot, int64 offset);
-int64		sf_slot_seal(ShardSlot *slot);
-
-extern "C" PGDLLEXPORT void snowflake_mark_worker_main(Datum arg);
-
-#endif							/* SNOWFLAKE_GLUE_HPP */
+#endif							/* SNOWFLAKE_STATE_HPP */
