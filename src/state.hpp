@@ -22,9 +22,11 @@
  *	  allocation, no ereport, no I/O, no sleep); with atomic, only to count a
  *	  backward clock step in gen.  Also held in shared mode to copy fields for
  *	  snowflake_stats() and the mark worker, and exclusively by every writer
- *	  of reserved_offset (so that they never interleave).  Waiting for the
- *	  clock happens after releasing it.  Shards never share a lock or a cache
- *	  line, so they do not contend.
+ *	  of reserved_offset (so that they never interleave), and of cap (the
+ *	  registry worker publishing a freshness mark; sf_raise_reserved reads it
+ *	  under the same lock, so no reservation passes a cap it did not see).
+ *	  Waiting for the clock happens after releasing it.  Shards never share a
+ *	  lock or a cache line, so they do not contend.
  *	- assign_lock serialises giving a shard its slot (first use of a shard).
  *	- file_lock serialises writers of pg_snowflake/ files and guards
  *	  durable_mark_ms; sf_move_mark raises reserved_offset under it (and the
@@ -33,7 +35,10 @@
  *	  precede any ID under it; errors are reported after release.  Slot locks may
  *	  be taken briefly inside file_lock, never the other way round.
  *	  file_lock also guards resume_offset, which WAL replay raises; it may be
- *	  taken in shared mode inside assign_lock.
+ *	  taken in shared mode inside assign_lock.  It also guards the primary's
+ *	  shards a standby remembers (primary_shards_known, primary_shard_count,
+ *	  primary_shards), written by the redo of a shards record and read, in
+ *	  shared mode, by a standby's generating call.
  *
  * The lock-free generator (snowflake.generator = atomic, fastpath.cpp) reads
  * a slot's state, clock and reserved_offset words without any lock.  PG's
@@ -70,13 +75,15 @@
  *	- Counters: issued and sequence_exhausted are fetch_adds after the CAS,
  *	  exact once every call has returned; a snapshot may miss calls in flight.
  *	  A reset races with calls in flight the same way.
- * The shard index entries, layout_recorded and the other atomic counters
- * are read and written without a lock (a slot is published in the index
+ * The shard index entries, layout_recorded, registry_shard (written by the
+ * registry worker, read by the mark worker for the shards record) and the
+ * other atomic counters are read and written without a lock (a slot is published in the index
  * after a write barrier).  The refusal fields are written by the postmaster
  * before any backend starts, or once by the redo of a layout record that
  * differs from this server's (text, write barrier, then the flag; readers
  * read the flag, then a read barrier, then the text); never cleared.  The
- * lineage is written by the postmaster at start and read-only afterwards.
+ * lineage and started_from_backup are written by the postmaster at start and
+ * read-only afterwards.
  *
  *-------------------------------------------------------------------------
  */
