@@ -788,13 +788,13 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION snowflake_nextval_at(timestamptz, integer) IS
 'an ID of an import shard (snowflake.import_shards) carrying created_at (to the time unit); times must not decrease per shard';
 
-CREATE FUNCTION snowflake_nextval_at(created_at timestamptz[], shard_id integer)
+CREATE FUNCTION snowflake_nextval_at_batch(created_at timestamptz[], shard_id integer)
 RETURNS SETOF bigint
-AS 'MODULE_PATHNAME', 'snowflake_nextval_at_array'
+AS 'MODULE_PATHNAME', 'snowflake_nextval_at_batch'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE ROWS 1000;
 
-COMMENT ON FUNCTION snowflake_nextval_at(timestamptz[], integer) IS
+COMMENT ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) IS
 'one ID per element of a sorted array of creation times, in order, on an import shard (snowflake.import_shards)';
 
 REVOKE ALL ON FUNCTION snowflake_nextval_at(timestamptz, integer) FROM PUBLIC;
-REVOKE ALL ON FUNCTION snowflake_nextval_at(timestamptz[], integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) FROM PUBLIC;

@@ -39,7 +39,7 @@ extern "C"
 #include "utils/array.h"
 
 PG_FUNCTION_INFO_V1(snowflake_nextval_at);
-PG_FUNCTION_INFO_V1(snowflake_nextval_at_array);
+PG_FUNCTION_INFO_V1(snowflake_nextval_at_batch);
 }
 
 /* Checks what an import needs and returns the import shard's slot. */
@@ -225,7 +225,7 @@ snowflake_nextval_at(PG_FUNCTION_ARGS)
 
 /* snowflake_nextval_at(created_at[], shard): one ID per element, in order. */
 extern "C" Datum
-snowflake_nextval_at_array(PG_FUNCTION_ARGS)
+snowflake_nextval_at_batch(PG_FUNCTION_ARGS)
 {
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;

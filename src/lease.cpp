@@ -498,7 +498,20 @@ sf_claim(SfWorker *w, int64 now_ns)
 	}
 
 	if (sf_shard_id >= 0)
+	{
+		/*
+		 * An explicit shard whose mark was refused lately is not claimed
+		 * again until the refusal is forgotten: a claim and a give-back every
+		 * backoff would keep a holder key flickering in etcd.  The state and
+		 * last_error set by the refusal stay.
+		 */
+		if (sf_refused_now(w, sf_shard_id, now_ns))
+		{
+			sf_backoff(w, now_ns);
+			return;
+		}
 		candidates[ncand++] = sf_shard_id;
+	}
 	else
 	{
 		int64		max = sf_layout.max_shard_id();
