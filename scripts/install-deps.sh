@@ -15,6 +15,8 @@ packages=(
   make g++ "postgresql-$v" "postgresql-server-dev-$v"
   # tests: unit (GoogleTest), TAP (IPC::Run, faked clocks, ps/kill), helpers
   libgtest-dev libipc-run-perl faketime libfaketime procps python3
+  # node parses IDs from JSON as JavaScript numbers (test/t/025_widths_units.pl)
+  nodejs
   # the etcd registry (libcurl) and its tests (a real etcd cluster)
   libcurl4-openssl-dev etcd-server etcd-client
   # the Debian package (scripts/package.sh, pg_buildext, pg_virtualenv)

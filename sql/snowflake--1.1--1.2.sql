@@ -458,3 +458,70 @@ $convert$;
 
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, integer, boolean) IS
 'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval(shard) in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false';
+
+-- snowflake_layout(): the ID width, the time unit and the datacenter (1.2).
+-- Its columns change, so it is dropped and created again: a view of yours
+-- over snowflake_layout() must be dropped before the update and made again
+-- after (see README, "Releases and upgrades").
+DROP FUNCTION snowflake_layout();
+
+CREATE FUNCTION snowflake_layout(
+    OUT epoch timestamptz,
+    OUT timestamp_bits integer,
+    OUT shard_bits integer,
+    OUT sequence_bits integer,
+    OUT max_shard_id integer,
+    OUT ids_per_ms_per_shard bigint,
+    OUT last_timestamp timestamptz,
+    OUT shard_id integer,
+    OUT id_bits integer,
+    OUT time_unit_ms integer,
+    OUT ids_per_unit_per_shard bigint,
+    OUT datacenter_bits integer,
+    OUT datacenter_id integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_layout'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_layout() IS
+'the ID layout of this server (epoch, field widths, per-shard ceiling, last representable time, ID width, time unit, datacenter bits) and its shard ID and datacenter (NULL when unset)';
+
+-- Datacenters (1.2): the shard field is datacenter | worker with
+-- snowflake.datacenter_bits; IMMUTABLE like the other decoders.
+CREATE FUNCTION snowflake_datacenter(id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowflake_datacenter'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_datacenter(bigint) IS
+'datacenter part of the shard field of a Snowflake ID (snowflake.datacenter_bits; 0 without datacenters)';
+
+CREATE FUNCTION snowflake_worker(id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowflake_worker'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_worker(bigint) IS
+'worker part of the shard field of a Snowflake ID (the whole shard field without datacenters)';
+
+-- Backfill (1.2): IDs carrying an imported row's original creation time, on
+-- shards reserved for imports (snowflake.import_shards), never used live.
+-- Granted like logical shards: the operator chooses who may import.
+CREATE FUNCTION snowflake_nextval_at(created_at timestamptz, shard_id integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_nextval_at'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowflake_nextval_at(timestamptz, integer) IS
+'an ID of an import shard (snowflake.import_shards) carrying created_at (to the time unit); times must not decrease per shard';
+
+CREATE FUNCTION snowflake_nextval_at_batch(created_at timestamptz[], shard_id integer)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'snowflake_nextval_at_batch'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE ROWS 1000;
+
+COMMENT ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) IS
+'one ID per element of a sorted array of creation times, in order, on an import shard (snowflake.import_shards)';
+
+REVOKE ALL ON FUNCTION snowflake_nextval_at(timestamptz, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) FROM PUBLIC;
