@@ -54,6 +54,8 @@ track_commit_timestamp = on
 max_connections = 30
 shared_buffers = 16MB
 log_statement = none
+# apply workers restart soon after ALTER SUBSCRIPTION ... ENABLE
+wal_retrieve_retry_interval = 200ms
 });
 	return $node;
 }
@@ -241,7 +243,7 @@ for my $node ($node_a, $node_b)
 # (b), (c) Inserts on both at once converge.
 ###########################################################################
 
-my %inserted = load(1500, 50, $node_a, $node_b);
+my %inserted = load(1000, 20, $node_a, $node_b);
 catch_up($node_a, $node_b);
 my $total = $inserted{node_a} + $inserted{node_b};
 converged('two nodes', $total, \%inserted, $node_a, $node_b);
@@ -277,7 +279,7 @@ subscribe($node_a, $node_c, 'false');
 subscribe($node_b, $node_c, 'false');
 converged('after the join', $total, \%inserted, $node_a, $node_b, $node_c);
 
-my %more = load(800, 50, $node_a, $node_b, $node_c);
+my %more = load(600, 20, $node_a, $node_b, $node_c);
 catch_up($node_a, $node_b, $node_c);
 $inserted{$_} += $more{$_} for keys %more;
 $total = 0;
@@ -289,24 +291,37 @@ no_conflicts('three nodes', \%log_at, $node_a, $node_b, $node_c);
 # (e) What IDs do not solve.
 ###########################################################################
 
+# Stops A's and B's apply of each other's changes (and waits until the apply
+# workers are gone), or starts it again.
+sub pause_ab
+{
+	for my $node ($node_a, $node_b)
+	{
+		my $sub = $node->name . ($node == $node_a ? '_from_node_b' : '_from_node_a');
+		$node->safe_psql('postgres', "ALTER SUBSCRIPTION $sub DISABLE");
+		$node->poll_query_until('postgres',
+			"SELECT count(*) = 0 FROM pg_stat_subscription WHERE subname = '$sub' AND pid IS NOT NULL")
+		  or die "$sub: the apply worker did not stop";
+	}
+	return;
+}
+
+sub resume_ab
+{
+	$node_a->safe_psql('postgres', 'ALTER SUBSCRIPTION node_a_from_node_b ENABLE');
+	$node_b->safe_psql('postgres', 'ALTER SUBSCRIPTION node_b_from_node_a ENABLE');
+	return;
+}
+
 # One row updated on two nodes at once (replication paused so that neither
 # sees the other's change first): each applies the other's, and they end
 # up disagreeing.
 my $row = $node_a->safe_psql('postgres',
 	"SELECT id FROM items WHERE node = 'node_a' ORDER BY id LIMIT 1");
-$node_a->safe_psql('postgres', 'ALTER SUBSCRIPTION node_a_from_node_b DISABLE');
-$node_b->safe_psql('postgres', 'ALTER SUBSCRIPTION node_b_from_node_a DISABLE');
-for my $node ($node_a, $node_b)
-{
-	my $sub = $node->name . ($node == $node_a ? '_from_node_b' : '_from_node_a');
-	$node->poll_query_until('postgres',
-		"SELECT count(*) = 0 FROM pg_stat_subscription WHERE subname = '$sub' AND pid IS NOT NULL")
-	  or die "$sub: the apply worker did not stop";
-}
+pause_ab();
 $node_a->safe_psql('postgres', "UPDATE items SET qty = -1 WHERE id = $row");
 $node_b->safe_psql('postgres', "UPDATE items SET qty = -2 WHERE id = $row");
-$node_a->safe_psql('postgres', 'ALTER SUBSCRIPTION node_a_from_node_b ENABLE');
-$node_b->safe_psql('postgres', 'ALTER SUBSCRIPTION node_b_from_node_a ENABLE');
+resume_ab();
 catch_up($node_a, $node_b);
 is( $node_a->safe_psql('postgres', "SELECT qty FROM items WHERE id = $row") . ' '
 	  . $node_b->safe_psql('postgres', "SELECT qty FROM items WHERE id = $row"),
@@ -319,16 +334,24 @@ if ($node_a->pg_version >= 18)
 		'PostgreSQL 18 logs the UPDATE conflict (update_origin_differs)');
 }
 
-# A bigserial key: both nodes make key 1, and the copy of each is refused on
-# the other: replication of the whole subscription stops on the error.
+# A bigserial key: both nodes make key 1 (replication paused again, so that
+# neither sees the other's row first); the copy of each is refused on the
+# other, and replication of the whole subscription stops on the error.
 $log_at{$_->name} = -s $_->logfile for ($node_a, $node_b);
+pause_ab();
 $node_a->safe_psql('postgres', "INSERT INTO notes (body) VALUES ('from a')");
 $node_b->safe_psql('postgres', "INSERT INTO notes (body) VALUES ('from b')");
-ok( $node_b->poll_query_until('postgres',
-		"SELECT apply_error_count > 0 FROM pg_stat_subscription_stats WHERE subname = 'node_b_from_node_a'"),
-	'a bigserial key made on two nodes: the apply on the other node fails');
-my @found = grep { /conflict|duplicate key/i } split /\n/, slurp_file($node_b->logfile, $log_at{node_b});
-ok(scalar(@found) > 0, 'the log search used above finds it: ' . ($found[0] // 'nothing'));
+resume_ab();
+for my $node ($node_a, $node_b)
+{
+	my $sub = $node->name . ($node == $node_a ? '_from_node_b' : '_from_node_a');
+	ok( $node->poll_query_until('postgres',
+			"SELECT apply_error_count > 0 FROM pg_stat_subscription_stats WHERE subname = '$sub'"),
+		$node->name . ': the other node\'s bigserial key 1 is refused, and its apply fails');
+	my @found = grep { /conflict|duplicate key/i } split /\n/, slurp_file($node->logfile, $log_at{ $node->name });
+	ok(scalar(@found) > 0,
+		$node->name . ': the log search of (c) finds it: ' . ($found[0] // 'nothing'));
+}
 
 $_->stop for ($node_a, $node_b, $node_c);
 done_testing();
