@@ -85,8 +85,8 @@ BEGIN
                                       CASE WHEN unit_ms = day_ms THEN 'midnight'
                                            ELSE 'multiple of ' || span::text END),
                       HINT = 'Pass require_alignment => false to accept partitions that start at the '
-                             'epoch''s offset, or give new servers an epoch at a UTC midnight '
-                             '(snowflake.epoch cannot change once IDs exist).';
+                             'epoch''s offset; pg_partman 5.5 and later can also shift them back to UTC '
+                             'boundaries with create_parent(p_offset_id => ...).';
         END IF;
     END IF;
     RETURN (span_ms * (1::bigint << (lay.shard_bits + lay.sequence_bits)))::bigint;

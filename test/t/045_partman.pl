@@ -25,7 +25,8 @@
 #      sequence bits): snowflake_partition_interval() refuses it (55000);
 #      with require_alignment => false pg_partman's partitions run from 08:00
 #      UTC to 08:00 UTC, as snowflake_partition_bounds() says, and rows land
-#      by that day.
+#      by that day; pg_partman 5.5 and later (p_offset_id) shift them back to
+#      UTC midnights, maintenance included.
 #
 # Skips when pg_partman is not installed (install-deps.sh installs it where
 # the Debian release packages it for that PostgreSQL).  pg_partman 4 (Debian
@@ -321,6 +322,54 @@ is( $offset->safe_psql(
 		SELECT count(DISTINCT e.tableoid) FROM events e
 		WHERE e.payload = 'next' AND snowflake_timestamp(e.id) >= date_trunc('day', now() - interval '8 hours', 'UTC') + interval '32 hours'}),
 	1, 'epoch 08:00 UTC: the 24 hours from 08:00 UTC on share one partition');
+
+# pg_partman 5.5 and later shift integer partitions by p_offset_id: one that
+# is the IDs from the epoch to the next UTC midnight brings them back to UTC
+# midnights.  Its first partition is computed from p_start_partition without
+# the offset, hence the start one offset earlier.
+my $has_offset = $offset->safe_psql('postgres',
+	q{SELECT count(*) FROM pg_proc WHERE oid = 'partman.create_parent'::regproc AND 'p_offset_id' = ANY (proargnames)});
+SKIP:
+{
+	skip "pg_partman $partman has no p_offset_id (5.5 and later)", 8 unless $has_offset;
+
+	my $offset_sql = q{(SELECT snowflake_min_id(date_trunc('day', epoch, 'UTC') + interval '1 day')
+	                   % snowflake_partition_interval(require_alignment => false) FROM snowflake_layout())};
+	is($offset->safe_psql('postgres', "SELECT snowflake_partition_span($offset_sql)"),
+		'16:00:00', 'p_offset_id: the IDs of the 16 hours from the epoch (08:00) to the next UTC midnight');
+	$offset->safe_psql(
+		'postgres', qq{
+		CREATE TABLE shifted (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), payload text)
+		PARTITION BY RANGE (id);
+		SELECT partman.create_parent(p_parent_table => 'public.shifted', p_control => 'id',
+		    p_interval => snowflake_partition_interval(require_alignment => false)::text,
+		    p_offset_id => $offset_sql, p_premake => 2,
+		    p_start_partition => (snowflake_min_id(date_trunc('day', now(), 'UTC')) - $offset_sql)::text);
+		INSERT INTO shifted (payload) SELECT 'now' FROM generate_series(1, 100);
+		INSERT INTO shifted (id, payload)
+		SELECT snowflake_min_id(date_trunc('day', now(), 'UTC') + interval '1 day' + g * interval '1 hour', 5), 'tomorrow'
+		FROM generate_series(0, 23) AS g;
+		SELECT partman.run_maintenance();
+	});
+	my ($count, $bad, $first, $last) = split /\|/, $offset->safe_psql(
+		'postgres', parts_cte('shifted') . q{
+		SELECT count(*),
+		       count(*) FILTER (WHERE starts <> date_trunc('day', starts, 'UTC')
+		                           OR lo <> snowflake_min_id(starts)
+		                           OR hi <> snowflake_min_id(starts + interval '24 hours')),
+		       min(starts) = date_trunc('day', now(), 'UTC'),
+		       max(starts) = date_trunc('day', now(), 'UTC') + interval '3 days'
+		FROM parts});
+	is($bad, 0, "p_offset_id: all $count partitions start at UTC midnights, bounds snowflake_min_id(day) .. snowflake_min_id(day + 1)");
+	is($first, 't', 'p_offset_id: the first partition is today\'s');
+	is($last, 't', 'p_offset_id: run_maintenance() premade two days after the newest row\'s day (tomorrow)');
+	check_rows($offset, 'p_offset_id', 'shifted', '0 hours');
+	is( $offset->safe_psql(
+			'postgres', q{
+			SELECT count(DISTINCT tableoid) FROM shifted
+			WHERE payload = 'tomorrow'}),
+		1, 'p_offset_id: tomorrow\'s 24 hours (UTC) share one partition');
+}
 $offset->stop;
 
 done_testing();
