@@ -9,8 +9,8 @@
 #      snowflake_min_id(day) .. snowflake_min_id(day + 1) for a UTC midnight
 #      `day`, and are exactly those snowflake_partition_bounds() gives;
 #  (b) days pass (the server's clock moved forward a day at a time with
-#      libfaketime): rows with DEFAULT snowflake_nextval() land in the
-#      partition of their own day, none in the default partition;
+#      libfaketime, around noon UTC): rows with DEFAULT snowflake_nextval()
+#      land in the partition of their own day, none in the default partition;
 #      run_maintenance() keeps `premake` days ahead of the newest row, and
 #      retention (two days of IDs) drops the older days and their rows;
 #  (c) wrong intervals: one day in milliseconds given to pg_partman makes
@@ -42,6 +42,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
+use Time::HiRes ();
 
 plan skip_all => "libfaketime is not installed ($libfaketime)" unless -f $libfaketime;
 
@@ -64,6 +65,14 @@ $conf
 
 my $node = new_node('partman', 'snowflake.shard_id = 5');
 start_faked($node);
+# The server's days are simulated around noon UTC (the next one), far from
+# midnight, so that a run near midnight cannot spread one day's inserts over
+# two days; the clock only ever moves forward, before any ID is made.
+my $now_ms  = int(Time::HiRes::time() * 1000);
+my $noon_ms = $now_ms - $now_ms % $day_ms + $day_ms / 2;
+$noon_ms += $day_ms if $noon_ms < $now_ms;
+my $base_ms = $noon_ms - $now_ms;
+set_clock_ms($node, $base_ms);
 
 my $partman = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'pg_partman'");
@@ -201,7 +210,7 @@ $node->safe_psql(
 my $days = 5;
 for my $d (0 .. $days)
 {
-	set_clock_ms($node, $d * $day_ms) if $d > 0;
+	set_clock_ms($node, $base_ms + $d * $day_ms) if $d > 0;
 	$node->safe_psql('postgres',
 		"INSERT INTO events (payload) SELECT 'day $d' FROM generate_series(1, 200)");
 	$node->safe_psql('postgres', 'SELECT partman.run_maintenance()');
