@@ -19,6 +19,8 @@ packages=(
   nodejs
   # the etcd registry (libcurl) and its tests (a real etcd cluster)
   libcurl4-openssl-dev etcd-server etcd-client
+  # partitioning by the key with pg_partman (test/t/045_partman.pl)
+  "postgresql-$v-partman"
   # the Debian package (scripts/package.sh, pg_buildext, pg_virtualenv)
   postgresql-server-dev-all debhelper fakeroot dpkg-dev build-essential
 )
