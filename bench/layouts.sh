@@ -121,8 +121,8 @@ done
 sql default "CREATE TABLE hist AS
   SELECT timestamptz '2024-03-01 00:00:00+00'
          + (g / 16) * (interval '3 years' / ($ROWS / 16 + 1)) AS t
-  FROM generate_series(0, $ROWS - 1) g;
-  VACUUM ANALYZE hist"
+  FROM generate_series(0, $ROWS - 1) g"
+sql default "VACUUM ANALYZE hist"
 rate() {    # IDs/s of one import of every row of hist on shard $2, form $1
   local q
   if [ "$1" = row ]; then

@@ -198,13 +198,12 @@ snowflake_worker(PG_FUNCTION_ARGS)
 /*---- time ranges ----*/
 
 /*
- * The millisecond (layout offset) of a timestamptz argument, which must lie
- * within the layout's range.
+ * The unit (layout offset) that holds a timestamptz, which must lie within
+ * the layout's range.
  */
-static int64
-sf_offset_arg(FunctionCallInfo fcinfo)
+int64
+sf_offset_of_timestamptz(TimestampTz ts)
 {
-	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
 	int64		unix_ms;
 	char		first[40], last[40];
 
@@ -244,7 +243,7 @@ sf_shard_arg(FunctionCallInfo fcinfo)
 extern "C" Datum
 snowflake_min_id(PG_FUNCTION_ARGS)
 {
-	int64		offset = sf_offset_arg(fcinfo);
+	int64		offset = sf_offset_of_timestamptz(PG_GETARG_TIMESTAMPTZ(0));
 	int64		shard = sf_shard_arg(fcinfo);
 
 	PG_RETURN_INT64(snowflake::encode(sf_layout, offset, shard < 0 ? 0 : shard, 0));
@@ -254,7 +253,7 @@ snowflake_min_id(PG_FUNCTION_ARGS)
 extern "C" Datum
 snowflake_max_id(PG_FUNCTION_ARGS)
 {
-	int64		offset = sf_offset_arg(fcinfo);
+	int64		offset = sf_offset_of_timestamptz(PG_GETARG_TIMESTAMPTZ(0));
 	int64		shard = sf_shard_arg(fcinfo);
 
 	PG_RETURN_INT64(snowflake::encode(sf_layout, offset,

@@ -90,6 +90,24 @@ my ($rc, $out, $err) = $js->psql('postgres', q{SELECT snowflake_timestamp(900719
 like($err, qr/ERROR:  22003: invalid snowflake ID: 9007199254740992\nDETAIL:  This server's IDs are 53 bits wide/,
 	'a value wider than 53 bits is not one of this server\'s IDs (22003)');
 
+# partitions by the key count in the unit too
+is($js->safe_psql('postgres', q{
+	SELECT snowflake_partition_interval('1 day') = snowflake_min_id('2030-01-02') - snowflake_min_id('2030-01-01')
+	   AND snowflake_partition_span(snowflake_partition_interval('1 day')) = interval '1 day'
+	   AND snowflake_partition_span(snowflake_partition_interval('250 ms')) = interval '250 ms'
+	   AND (SELECT bool_and(from_id = snowflake_min_id(starts) AND to_id = snowflake_min_id(ends))
+	        FROM snowflake_partition_bounds('2030-01-01', '2030-01-08'))
+	   AND (SELECT count(*) FROM snowflake_partition_bounds('2030-01-01', '2030-01-08')) = 7}), 't',
+	'partition intervals, spans and bounds count in 10 ms units');
+($rc, $out, $err) = $js->psql('postgres', q{SELECT snowflake_partition_interval('15 ms')},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  22023: partition span "00:00:00.015" is not a whole number of time units\nDETAIL:  IDs carry their time in units of 10 ms/,
+	'a span that is not whole units is refused (22023)');
+($rc, $out, $err) = $js->psql('postgres', q{SELECT snowflake_partition_span(100)},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  22023: a partition interval of 100 IDs is not a whole number of time units in this layout/,
+	'an interval that is not whole units is refused (22023)');
+
 SKIP:
 {
 	my $node = `command -v node 2>/dev/null`;

@@ -310,7 +310,7 @@ $offset->safe_psql('postgres', $setup);
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/ERROR:  55000: snowflake.epoch is not aligned to partitions of "1 day"/,
 	'epoch 08:00 UTC: snowflake_partition_interval() refuses (SQLSTATE 55000)');
-like($err, qr/DETAIL:  .*the epoch \(2024-01-01 08:00:00.000 UTC\); every partition would start 08:00:00 after a UTC midnight\./,
+like($err, qr/DETAIL:  .*the epoch \(2024-01-01 08:00:00.000\+00\); every partition would start 08:00:00 after a UTC midnight\./,
 	'... and says where partitions would start');
 like($err, qr/HINT:  Pass require_alignment => false/, '... and how to accept it');
 is($offset->safe_psql('postgres',
