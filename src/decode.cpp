@@ -80,7 +80,7 @@ sf_check_id(int64 id)
 
 /* Errors out for a value wider than this server's IDs (snowflake.id_bits). */
 void
-sf_check_width(int64 id)
+sf_check_id_width(int64 id)
 {
 	if (id > sf_layout.max_id())
 		ereport(ERROR,
@@ -98,7 +98,7 @@ sf_decode_arg(FunctionCallInfo fcinfo)
 
 	sf_require_ready();
 	sf_check_id(id);
-	sf_check_width(id);
+	sf_check_id_width(id);
 	return snowflake::decode(sf_layout, id);
 }
 

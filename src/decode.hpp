@@ -15,7 +15,7 @@
 #include "state.hpp"
 
 void		sf_check_id(int64 id);
-void		sf_check_width(int64 id);
+void		sf_check_id_width(int64 id);
 void		sf_check_shard_range(int64 shard);
 Datum		sf_make_record(FunctionCallInfo fcinfo, Datum *values, bool *nulls);
 TimestampTz sf_timestamptz(int64 unix_ms);
