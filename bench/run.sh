@@ -8,10 +8,14 @@
 #   bash bench/run.sh --quick    # smaller sizes, fewer rounds (under 2 minutes)
 #   bash bench/run.sh --contention [--quick]   # atomic vs lwlock generator, 1-8 backends
 #                                              # (about 6 minutes; quick about 2)
+#   bash bench/run.sh --uuidv7 [--quick]       # keys on PostgreSQL 18: snowflake, uuidv7(),
+#                                              # gen_random_uuid(), bigserial, identity
+#                                              # (about 20 minutes; quick about 3)
 #
 # Run as root (like scripts/demo.sh: servers run as the postgres user) or as
 # a non-root user that may run initdb.  Writes bench/results/latest.{md,csv,png}
-# (--contention: bench/results/contention.{md,csv,png}).
+# (--contention: bench/results/contention.{md,csv,png}; --uuidv7:
+# bench/results/uuidv7.{md,csv}).
 # The scratch servers live in a temporary folder (under $TMPDIR or /tmp) and
 # are stopped and removed on exit, also after a failure or Ctrl-C.
 set -euo pipefail
@@ -32,12 +36,13 @@ args=()
 for a in "$@"; do
   case $a in
     --contention) module=snowbench.contention ;;
+    --uuidv7) module=snowbench.uuidv7 ;;
     *) args+=("$a") ;;
   esac
 done
 
 # gnuplot draws the plot; install it if missing (root only), go on without it otherwise
-if ! command -v gnuplot >/dev/null; then
+if [ "$module" != snowbench.uuidv7 ] && ! command -v gnuplot >/dev/null; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "installing gnuplot-nox for the plot"
     { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox </dev/null >/dev/null 2>&1 ||
