@@ -10,7 +10,7 @@
 #                                              # (about 6 minutes; quick about 2)
 #   bash bench/run.sh --uuidv7 [--quick]       # keys on PostgreSQL 18: snowflake, uuidv7(),
 #                                              # gen_random_uuid(), bigserial, identity
-#                                              # (about 20 minutes; quick about 3)
+#                                              # (about 20 minutes; quick about 2)
 #
 # Run as root (like scripts/demo.sh: servers run as the postgres user) or as
 # a non-root user that may run initdb.  Writes bench/results/latest.{md,csv,png}

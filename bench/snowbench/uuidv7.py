@@ -41,7 +41,7 @@ from .report import Results, fmt, machine_info, utc_now, write_csv
 from .servers import PG_BIN, Server, as_postgres, log, median, pgbench_tps, pgbench_transactions, rotated
 
 MODES = {
-    "full": dict(rounds=5, t=15, prefill=500_000, query_rounds=9),
+    "full": dict(rounds=7, t=15, prefill=500_000, query_rounds=9),
     "quick": dict(rounds=2, t=3, prefill=50_000, query_rounds=3),
 }
 CLIENTS = 2
