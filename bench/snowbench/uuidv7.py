@@ -84,6 +84,12 @@ RETURN (lpad(to_hex(floor(extract(epoch FROM ts) * 1000)::bigint), 12, '0') || '
 """
 
 
+def loadavg():
+    """The 1-minute load average of the machine (other work competing for the cores)."""
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
 def lsn(srv):
     return srv.value("SELECT pg_current_wal_insert_lsn()")
 
@@ -110,6 +116,7 @@ def run(args):
     mode = "quick" if args.quick else "full"
     cfg = MODES[mode]
     started = time.time()
+    load = [loadavg()]
     res = Results()
     env = dict(os.environ, PGOPTIONS=ASYNC_COMMIT)
     d = os.path.join(args.work, "pgbench")
@@ -189,6 +196,7 @@ def run(args):
                 res.add("uuidv7_size", label, 0, 0, metric, v)
 
         queries = query_part(srv, cfg, res, windows)
+        load.append(loadavg())
     finally:
         srv.stop()
     elapsed = time.time() - started
@@ -202,7 +210,7 @@ def run(args):
             rps_ratio=median([x / y for x, y in zip(a["rps"], ref["rps"])]),
             wal_ratio=median([x / y for x, y in zip(a["wal"], ref["wal"])]),
             **sizes[label]))
-    res.parts["uuidv7"] = dict(inserts=inserts, queries=queries, cfg=cfg, mode=mode)
+    res.parts["uuidv7"] = dict(inserts=inserts, queries=queries, cfg=cfg, mode=mode, load=load)
     os.makedirs(args.results, exist_ok=True)
     write_csv(os.path.join(args.results, "uuidv7.csv"), res)
     text = write_markdown(os.path.join(args.results, "uuidv7.md"), res, info, elapsed)
@@ -289,7 +297,8 @@ def write_markdown(path, res, info, elapsed):
         f"repository at {info['git']}. `bash bench/run.sh --uuidv7{' --quick' if p['mode'] == 'quick' else ''}`; "
         "method in `bench/README.md`. Figures are medians of interleaved rounds, with the smallest and largest "
         "round in brackets (the spread shows the machine's noise); ratios to snowflake are taken within each "
-        "round, then the median.\n")
+        "round, then the median. Load average (1 minute) of the machine at the start and at the end of the run: "
+        f"{p['load'][0]:.1f} and {p['load'][-1]:.1f} on {info['nproc']} CPUs.\n")
     add(f"Server: scratch, default layout, `shared_buffers = 16MB`, `jit = off`, `autovacuum = off`, "
         "`max_wal_size = 4GB`. Tables `(id <key> PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(), "
         f"v int NOT NULL)`, each prefilled with {cfg['prefill']:,} rows; then in each of {cfg['rounds']} rounds "
@@ -315,7 +324,8 @@ def write_markdown(path, res, info, elapsed):
     add(f"The rows of {WINDOW_S:g} s in the middle of the table's run in the middle round, after `VACUUM ANALYZE`. "
         "For snowflake and `uuidv7()` the range is on the primary key; `bench_uuidv7_bound(ts)` is the UUID with "
         "the Unix milliseconds of `ts` in its first 48 bits and zeros elsewhere, the smallest UUID of that "
-        "millisecond (`uuid_extract_timestamp()` decodes a UUIDv7 but no index can use it). The other keys "
+        "millisecond (a condition on `uuid_extract_timestamp(id)` cannot use the primary key's index; it would "
+        "need an index of its own on that expression). The other keys "
         "carry no time: their tables answer on `created_at`, through its own index. **Checked**: the rows the "
         "range found equal those a sequential scan finds by decoding each key's time "
         "(`snowflake_timestamp(id)`, `uuid_extract_timestamp(id)`).\n")
