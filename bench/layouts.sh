@@ -98,6 +98,8 @@ net_ns() {
   awk -v g="$g" -v e="$e" -v n="$CALLS" 'BEGIN {printf "%.1f", (g - e) * 1e6 / n}'
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# "median (first quartile - third quartile)" of the numbers on stdin
+spread() { sort -n | awk '{a[NR]=$1} END {printf "%s (%s - %s)", a[int((NR+1)/2)], a[int(NR/4)+1], a[int(3*NR/4)+1]}'; }
 
 echo "warm-up ..."
 for n in "${NAMES[@]}"; do net_ns "$n" >/dev/null; done
@@ -154,26 +156,26 @@ mkdir -p "$BENCH/results"
 {
   echo "# snowflake_nextval() under other widths and time units; backfill rate"
   echo
-  echo "$(date -u +%Y-%m-%d), PostgreSQL $(pg_config --version | awk '{print $2}'), $(nproc) cores" \
+  echo "$(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1 /proc/loadavg) at the end, PostgreSQL $(pg_config --version | awk '{print $2}'), $(nproc) cores" \
        "($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'))."
   echo "Three servers at once; each round times them in turn (the first rotating). Per call: CPU"
   echo "time of the backend (/proc/self/schedstat) for $CALLS calls in one query, net of the same"
   echo "query without a generator; ratio to the default within each round; medians of $ROUNDS rounds."
   echo
-  echo "| layout | per call | ratio to the default |"
+  echo "| layout | per call, median (quartiles) | ratio to the default, median (quartiles) |"
   echo "|---|---|---|"
   for n in "${NAMES[@]}"; do
-    echo "| ${LABEL[$n]} | $(echo ${NS[$n]} | tr ' ' '\n' | median) ns | $(echo ${RATIO[$n]} | tr ' ' '\n' | median) |"
+    echo "| ${LABEL[$n]} | $(echo ${NS[$n]} | tr ' ' '\n' | spread) ns | $(echo ${RATIO[$n]} | tr ' ' '\n' | spread) |"
   done
   echo
   echo "Backfill on the default layout: $ROWS rows over two years, 16 per millisecond, in order,"
   echo "one import shard per round; wall time of the statement (EXPLAIN ANALYZE execution time,"
   echo "one fsynced reservation per imported day included); median of $BACKFILL_ROUNDS rounds."
   echo
-  echo "| form | IDs/s |"
+  echo "| form | IDs/s, median |"
   echo "|---|---|"
-  echo "| \`snowflake_nextval_at(t, shard)\` per row, \`ORDER BY t\` | $(printf '%s\n' "${ROWRATES[@]}" | median) |"
-  echo "| \`snowflake_nextval_at_batch(array, shard)\` | $(printf '%s\n' "${ARRRATES[@]}" | median) |"
+  echo "| \`snowflake_nextval_at(t, shard)\` per row, \`ORDER BY t\` | $(printf '%s\n' "${ROWRATES[@]}" | median) (rounds: ${ROWRATES[*]}) |"
+  echo "| \`snowflake_nextval_at_batch(array, shard)\` | $(printf '%s\n' "${ARRRATES[@]}" | median) (rounds: ${ARRRATES[*]}) |"
   echo
   echo "Every ID of one more import decodes to its row's time (to the ms): $ok."
 } >"$BENCH/results/layouts.md"
