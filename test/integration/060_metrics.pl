@@ -344,7 +344,7 @@ for my $name (sort grep { /^snowflake_/ || $_ eq 'pg_up' } keys %$b_series)
 		my $first = $a_series->{$name}{$labels} // '_';
 		my $value = $b_series->{$name}{$labels};
 		$input .= "      - series: '$name\{${\ $labels_of->($labels) }}'\n"
-		  . "        values: '$first ${value}x10'\n";
+		  . "        values: '$first" . " $value" x 10 . "'\n";    # NaN has no "x10" form
 	}
 }
 my $exp_lead = '';
