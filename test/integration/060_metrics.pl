@@ -18,7 +18,10 @@
 #      schema (a query error, logged, pg_exporter_last_scrape_error), a role
 #      without pg_monitor, YAML that does not parse
 #      (pg_exporter_user_queries_load_error), and two mistakes it accepts
-#      silently: a misspelled usage and a renamed column.
+#      silently: a misspelled usage and a renamed column;
+#  (f) with a registry (a real etcd): the registry's series while it holds a
+#      shard, and after etcd is gone (not generating, the state, no time left,
+#      failed requests, a refused call), and the alerts on those scrapes.
 
 use strict;
 use warnings;
@@ -31,6 +34,8 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use SnowflakeTest;
+use EtcdCluster;
+use RegistryTest;
 use Time::HiRes qw(time sleep);
 
 my $exporter = '/usr/bin/prometheus-postgres-exporter';
@@ -134,6 +139,7 @@ $node->safe_psql('postgres', q{
 ###########################################################################
 
 my $dsn_user = 'prometheus';
+my $target   = $node;
 my @exporters;
 
 # Starts the exporter with a query file, as $dsn_user; returns its port and log file.
@@ -145,7 +151,7 @@ sub start_exporter
 	my $dir  = "$tmp/exporter-$name";
 	mkdir $dir;
 	local $ENV{DATA_SOURCE_NAME} = sprintf('host=%s port=%d user=%s dbname=postgres sslmode=disable',
-		$node->host, $node->port, $dsn_user);
+		$target->host, $target->port, $dsn_user);
 	my $h = IPC::Run::start(
 		[ $exporter, "--web.listen-address=127.0.0.1:$port", "--extend.query-path=$file" ],
 		'<', \undef, '>', $log, '2>', $log, init => sub { chdir $dir or die $!; });
@@ -169,7 +175,8 @@ sub stop_exporter
 }
 
 # Scrapes /metrics: (HTTP status, body, {name => {labels => value}}, {name => type}).
-# Labels are "k=v,..." sorted, without the exporter's "server" label.
+# Labels are "k=v,..." sorted, without the exporter's "server" label and
+# without empty ones.
 sub scrape
 {
 	my ($port) = @_;
@@ -184,6 +191,7 @@ sub scrape
 		my %l;
 		while (($labels // '') =~ /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g) { $l{$1} = $2; }
 		delete $l{server};
+		delete @l{ grep { $l{$_} eq '' } keys %l };    # as Prometheus stores them
 		$series{$name}{ join(',', map { "$_=$l{$_}" } sort keys %l) } = $value;
 	}
 	return ($r->{status}, $r->{content} // '', \%series, \%type);
@@ -329,24 +337,33 @@ for my $line (split /\n/, slurp($rules))
 }
 spew("$tmp/bare.rules.yml", $bare);
 
-# input: the first scrape at 0m, the second from 1m on; a series the first
-# scrape did not have is missing there ("_"), as Prometheus would have it
-my $labels_of = sub {
-	my ($labels) = @_;
-	return join(',', 'job="snowflake"', 'instance="exporter"',
-		map { my ($k, $v) = split /=/, $_, 2; qq{$k="$v"} } grep { length } split /,/, $labels);
-};
-my $input = '';
-for my $name (sort grep { /^snowflake_/ || $_ eq 'pg_up' } keys %$b_series)
+# Evaluates the bare rules with promtool on two scrapes, the first at 0m and
+# the second from 1m on (a series the first did not have is missing there,
+# "_", as Prometheus would have it), with the alert_rule_test entries given;
+# returns promtool's exit code (its output goes to the log on failure).
+sub alerts_on_scrapes
 {
-	for my $labels (sort keys %{ $b_series->{$name} })
+	my ($first, $second, $name, $checks) = @_;
+	my $input = '';
+	for my $metric (sort grep { /^snowflake_/ || $_ eq 'pg_up' } keys %$second)
 	{
-		my $first = $a_series->{$name}{$labels} // '_';
-		my $value = $b_series->{$name}{$labels};
-		$input .= "      - series: '$name\{${\ $labels_of->($labels) }}'\n"
-		  . "        values: '$first" . " $value" x 10 . "'\n";    # NaN has no "x10" form
+		for my $labels (sort keys %{ $second->{$metric} })
+		{
+			my $l = join(',', 'job="snowflake"', 'instance="exporter"',
+				map { my ($k, $v) = split /=/, $_, 2; qq{$k="$v"} } grep { length } split /,/, $labels);
+			$input .= "      - series: '$metric\{$l}'\n"
+			  . "        values: '" . ($first->{$metric}{$labels} // '_')
+			  . " $second->{$metric}{$labels}" x 10 . "'\n";    # NaN has no "x10" form
+		}
 	}
+	spew("$tmp/$name.test.yml",
+		"rule_files:\n  - bare.rules.yml\nevaluation_interval: 30s\ntests:\n  - interval: 1m\n"
+		  . "    input_series:\n$input    alert_rule_test:\n$checks");
+	my ($rc, $out) = promtool('test', 'rules', "$tmp/$name.test.yml");
+	diag($out . "\n" . slurp("$tmp/$name.test.yml")) if $rc;
+	return $rc;
 }
+
 my $exp_lead = '';
 for my $shard (7, 8, 9)
 {
@@ -354,15 +371,7 @@ for my $shard (7, 8, 9)
 	$exp_lead .= "          - exp_labels: {severity: warning, job: snowflake, instance: exporter, shard: \"$shard\"}\n";
 }
 like($exp_lead, qr/shard: "7"/, 'shard 7\'s scraped lead is above 80% of max_clock_lead');
-spew("$tmp/live.test.yml", <<"EOF");
-rule_files:
-  - bare.rules.yml
-evaluation_interval: 30s
-tests:
-  - interval: 1m
-    input_series:
-$input
-    alert_rule_test:
+is(alerts_on_scrapes($a_series, $b_series, 'live', <<"EOT"), 0,
       - eval_time: 3m
         alertname: SnowflakeLeadNearLimit
         exp_alerts:
@@ -380,11 +389,9 @@ $exp_lead
       - eval_time: 6m
         alertname: SnowflakeMetricsMissing
         exp_alerts: []
-EOF
-($rc, $out) = promtool('test', 'rules', "$tmp/live.test.yml");
-is($rc, 0, 'on the scraped series the lead and the clock refusal alert; the refusal of shard 9, '
-	  . 'whose series appeared with it, does not (docs/monitoring.md)')
-  or diag($out . "\n" . slurp("$tmp/live.test.yml"));
+EOT
+	'on the scraped series the lead and the clock refusal alert; the refusal of shard 9, '
+	  . 'whose series appeared with it, does not (docs/monitoring.md)');
 
 stop_exporter($main);
 
@@ -449,6 +456,94 @@ like($typo_body, qr/# HELP snowflake_mark_headroom_second Unknown metric from sn
 	'with the exporter\'s "Unknown metric" help');
 
 $node->stop;
+
+###########################################################################
+# (f) with a registry: its series, while it holds a shard and after etcd is gone
+###########################################################################
+
+SKIP:
+{
+	skip "etcd is not installed ($EtcdCluster::etcd)", 1 unless -x $EtcdCluster::etcd;
+
+	my $etcd = EtcdCluster->new(1);
+	my $reg = registry_node('registry', $etcd, prefix => '/metrics', lease => 3, shards => '20-23');
+	$reg->start;
+	$reg->safe_psql('postgres', q{
+		CREATE EXTENSION snowflake;
+		CREATE ROLE prometheus LOGIN;
+		GRANT pg_monitor TO prometheus;
+	});
+	wait_generating($reg);
+	$reg->safe_psql('postgres', 'SELECT count(snowflake_nextval()) FROM generate_series(1, 10)');
+	my $held = held_shard($reg);
+	$target = $reg;
+	($port, $log, $h) = start_exporter($queries, 'registry');
+	my ($st, undef, $held_series) = scrape($port);
+	is($st, 200, 'registry: the exporter answers');
+	my $g = sub { my ($set, $name, $labels) = @_; return $set->{"snowflake_$name"}{ $labels // '' }; };
+	is($g->($held_series, 'server_registry_enabled'), 1, 'registry: snowflake_server_registry_enabled 1');
+	is($g->($held_series, 'registry_shard'), $held, "the shard held, $held, as snowflake_registry shows it");
+	is($g->($held_series, 'registry_generating'), 1, 'generating 1');
+	is_deeply($held_series->{snowflake_registry_state_active},
+		{ map { ("state=$_" => ($_ eq 'held' ? 1 : 0)) }
+			  ('claiming', 'held', 'expired', 'pool full', 'unreachable', 'mark refused') },
+		'the state as a labelled gauge: held 1, every other state 0');
+	is($g->($held_series, 'registry_lease_ttl_seconds'), 3, 'the lease TTL, 3 s');
+	cmp_ok($g->($held_series, 'registry_lease_seconds_left'), '>', 0, 'time left on the lease');
+	cmp_ok($g->($held_series, 'registry_lease_seconds_left'), '<=', 2.4 + 0.05,
+		'at most TTL - TTL/5 (the fencing deadline)');
+	cmp_ok($g->($held_series, 'registry_mark_ahead_seconds'), '>', 0,
+		'the freshness mark published ahead of the clock');
+	is($g->($held_series, 'registry_errors_total'), 0, 'no failed request');
+	is($g->($held_series, 'refusals_total', 'cause=registry_lease'), 0,
+		'the registry_lease refusals, a series without a shard, at 0');
+	is($g->($held_series, 'ids_issued_total', "shard=$held"), 10, "10 IDs of shard $held");
+
+	# etcd gone: the lease runs out, a call is refused
+	$etcd->stop;
+	ok($reg->poll_query_until('postgres',
+			q{SELECT state = 'expired' AND NOT generating FROM snowflake_registry}),
+		'registry: without etcd the lease expires at its deadline and generation stops');
+	my ($r2, $o2, $e2);
+	$reg->psql('postgres', 'SELECT snowflake_nextval()', stdout => \$o2, stderr => \$e2,
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like($e2, qr/ERROR:  55000: cannot generate snowflake IDs: the registry lease of shard $held is not known to be valid/,
+		'and refuses a call (55000)');
+	my ($st2, undef, $gone) = scrape($port);
+	stop_exporter($h);
+	is($g->($gone, 'registry_generating'), 0, 'then generating 0');
+	is($gone->{snowflake_registry_state_active}{'state=expired'}, 1, 'the state gauge shows "expired"');
+	is((grep { $_ } values %{ $gone->{snowflake_registry_state_active} }), 1, 'and no other state');
+	is($g->($gone, 'registry_lease_seconds_left'), 0, 'no time left on the lease');
+	cmp_ok($g->($gone, 'registry_errors_total'), '>=', 1, 'failed requests counted');
+	is($g->($gone, 'refusals_total', 'cause=registry_lease'), 1, 'the refused call counted under registry_lease');
+	is($g->($gone, 'registry_shard'), $held, 'the shard is still the one it held (until it claims again)');
+
+	# the alerts on these two scrapes
+	is(alerts_on_scrapes($held_series, $gone, 'registry', <<"EOT"), 0,
+      - eval_time: 30s
+        alertname: SnowflakeRegistryNotGenerating
+        exp_alerts: []
+      - eval_time: 3m
+        alertname: SnowflakeRegistryNotGenerating
+        exp_alerts:
+          - exp_labels: {severity: critical, job: snowflake, instance: exporter}
+      - eval_time: 3m
+        alertname: SnowflakeRegistryLeaseLow
+        exp_alerts:
+          - exp_labels: {severity: warning, job: snowflake, instance: exporter}
+      - eval_time: 3m
+        alertname: SnowflakeRefusals
+        exp_alerts:
+          - exp_labels: {severity: critical, job: snowflake, instance: exporter, cause: registry_lease}
+      - eval_time: 3m
+        alertname: SnowflakeMetricsMissing
+        exp_alerts: []
+EOT
+		'registry: on the scraped series, not generating, lease low and the registry_lease refusal alert');
+	$reg->stop;
+}
+
 done_testing();
 
 END
