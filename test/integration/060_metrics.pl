@@ -17,8 +17,10 @@
 #  (e) a wrong query file or set-up, and what the exporter does: a wrong
 #      schema (a query error, logged, pg_exporter_last_scrape_error), a role
 #      without pg_monitor, YAML that does not parse
-#      (pg_exporter_user_queries_load_error), and two mistakes it accepts
-#      silently: a misspelled usage and a renamed column;
+#      (pg_exporter_user_queries_load_error), two mistakes it accepts
+#      silently (a misspelled usage, a renamed column), and rows with the
+#      same labels, which fail the whole scrape; a damaged durable mark
+#      (generation refused at start) shown by its gauge;
 #  (f) with a registry (a real etcd): the registry's series while it holds a
 #      shard, and after etcd is gone (not generating, the state, no time left,
 #      failed requests, a refused call), and the alerts on those scrapes.
@@ -455,6 +457,32 @@ is($t->{snowflake_mark_headroom_second}, 'untyped',
 like($typo_body, qr/# HELP snowflake_mark_headroom_second Unknown metric from snowflake/,
 	'with the exporter\'s "Unknown metric" help');
 
+# two rows with the same labels (the shard label dropped): the whole scrape fails
+my $dup = $good;
+ok($dup =~ s/(- shard:\n\s+usage: )"LABEL"/$1"DISCARD"/, 'the shard label can be dropped in a copy');
+spew("$tmp/duplicate.yml", $dup);
+($port, $log, $h) = start_exporter("$tmp/duplicate.yml", 'duplicate');
+my ($dup_status, $dup_body) = scrape($port);
+stop_exporter($h);
+is($dup_status, 500, 'rows with the same labels: /metrics fails (HTTP 500; Prometheus sees up == 0)');
+like($dup_body, qr/snowflake_ids_issued_total.*was collected before with the same name and label values/s,
+	'naming the duplicated series');
+
+# a damaged durable mark: every call refused at start, which the gauge shows
+# (such calls fail before they reach a shard, so no refusal counter moves)
+$node->stop;
+spew($node->data_dir . '/pg_snowflake/mark', "this is not a mark\n");
+set_clock_ms($node, 0);
+start_faked($node);
+($r, $o, $e) = run_sql('SELECT snowflake_nextval()');
+like($e, qr/ERROR:  55000: could not read the recorded snowflake high-water mark/,
+	'damaged mark: generation is refused');
+($port, $log, $h) = start_exporter($queries, 'refused');
+(undef, undef, $s) = scrape($port);
+stop_exporter($h);
+is($s->{snowflake_server_generation_refused}{''}, 1,
+	'and the exporter, still answering, shows snowflake_server_generation_refused 1');
+is($s->{pg_exporter_last_scrape_error}{''}, 0, 'with no query error');
 $node->stop;
 
 ###########################################################################
