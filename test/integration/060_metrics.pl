@@ -184,7 +184,7 @@ sub scrape
 	my ($port) = @_;
 	my $r = HTTP::Tiny->new(timeout => 60)->get("http://127.0.0.1:$port/metrics");
 	my (%series, %type);
-	for my $line (split /\n/, $r->{content} // '')
+	for my $line (split /\n/, $r->{status} == 200 ? $r->{content} : '')
 	{
 		if ($line =~ /^# TYPE (\S+) (\S+)$/) { $type{$1} = $2; next; }
 		next if $line =~ /^#/ or $line !~ /\S/;
