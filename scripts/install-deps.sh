@@ -15,8 +15,12 @@ packages=(
   make g++ "postgresql-$v" "postgresql-server-dev-$v"
   # tests: unit (GoogleTest), TAP (IPC::Run, faked clocks, ps/kill), helpers
   libgtest-dev libipc-run-perl faketime libfaketime procps python3
+  # node parses IDs from JSON as JavaScript numbers (test/t/025_widths_units.pl)
+  nodejs
   # the etcd registry (libcurl) and its tests (a real etcd cluster)
   libcurl4-openssl-dev etcd-server etcd-client
+  # partitioning by the key with pg_partman (test/t/045_partman.pl)
+  "postgresql-$v-partman"
   # the Debian package (scripts/package.sh, pg_buildext, pg_virtualenv)
   postgresql-server-dev-all debhelper fakeroot dpkg-dev build-essential
 )

@@ -59,7 +59,9 @@ enum class Outcome
 	Wait,					/* come back once the clock reaches wait_until */
 	NeedReservation,		/* make the mark cover "wanted" durably, then retry */
 	ClockBeforeEpoch,		/* the clock reads earlier than the epoch */
-	Exhausted				/* the timestamp field is used up */
+	Exhausted,				/* the timestamp field is used up */
+	TimeDecreased,			/* next_import: the time is before the last ID's */
+	UnitFull				/* next_import: the unit's sequence is used up */
 };
 
 struct Step
@@ -104,6 +106,19 @@ Step next_id(GeneratorState &state, const Layout &layout, int64_t shard,
 Step next_run(GeneratorState &state, const Layout &layout, int64_t shard,
 			  int64_t now_offset, int64_t max_lead_ms, int64_t reserved_offset,
 			  int64_t max_count, int64_t start_sequence = 0) noexcept;
+
+/*
+ * The step of an import (backfill): the next ID carrying exactly the unit
+ * at_offset, for rows imported in non-decreasing time order.  Its sequence
+ * follows the last ID's when the unit is the same, and starts at 0 in a
+ * later unit.  It refuses a time before the last ID's (TimeDecreased), a
+ * unit whose sequence is used up (UnitFull; it never borrows the next unit,
+ * which would change the time the ID carries), and a unit beyond
+ * reserved_offset (NeedReservation), as next_id does.  The caller checks
+ * at_offset against the layout's range.
+ */
+Step next_import(GeneratorState &state, const Layout &layout, int64_t shard,
+				 int64_t at_offset, int64_t reserved_offset) noexcept;
 
 /*
  * Random sequence start (snowflake.sequence_start = 'random').  When the

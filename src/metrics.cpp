@@ -62,19 +62,20 @@ snowflake_metrics(PG_FUNCTION_ARGS)
 		ShardSlot  *slot = sf_slot(i);
 		snowflake::GeneratorState gen;
 		int64		reserved;
-		int64		now;
+		int64		now_ms;
 		Datum		values[16];
 		bool		nulls[16];
 
 		sf_slot_snapshot(slot, &gen, &reserved, NULL);
-		now = sf_wall_ms() - sf_layout.epoch_ms;
+		now_ms = sf_wall_ms();
 
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = Int32GetDatum(slot->shard_id);
 		values[1] = Int64GetDatum((int64) gen.issued);
 		values[2] = Int64GetDatum((int64) gen.sequence_exhausted);
 		values[3] = Int64GetDatum((int64) gen.clock_steps_back);
-		values[4] = Float8GetDatum(gen.largest_step_back_ms / 1000.0);
+		/* clock readings, and so steps, count in the layout's time units */
+		values[4] = Float8GetDatum(gen.largest_step_back_ms * sf_layout.unit_ms / 1000.0);
 		values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->waits));
 		values[6] = Float8GetDatum(sf_us_seconds(pg_atomic_read_u64(&slot->wait_us)));
 		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->registry_waits));
@@ -85,9 +86,10 @@ snowflake_metrics(PG_FUNCTION_ARGS)
 		values[12] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->refusals_registry_mark));
 		/* how far the last ID runs ahead of the clock (0 when behind) */
 		values[13] = Float8GetDatum(gen.last_offset < 0 ? 0.0 :
-									Max(gen.last_offset - now, (int64) 0) / 1000.0);
+									Max(sf_layout.unix_ms_of(gen.last_offset) - now_ms,
+										(int64) 0) / 1000.0);
 		/* how far the durable mark lies ahead of the clock (negative: behind) */
-		values[14] = Float8GetDatum((reserved - now) / 1000.0);
+		values[14] = Float8GetDatum((sf_layout.unix_ms_of(reserved) - now_ms) / 1000.0);
 		nulls[14] = reserved < 0;
 		values[15] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->inline_mark_writes));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -118,7 +120,7 @@ snowflake_server_metrics(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum((int64) pg_atomic_read_u64(&sf_shared->mark_writes));
 	values[3] = Float8GetDatum(sf_max_clock_lead / 1000.0);
 	values[4] = Float8GetDatum(sf_max_clock_wait / 1000.0);
-	values[5] = TimestampTzGetDatum(sf_timestamptz(sf_layout.last_unix_ms()));
+	values[5] = TimestampTzGetDatum(sf_timestamptz(sf_layout.last_usable_unix_ms()));
 	values[6] = Float8GetDatum((sf_layout.last_unix_ms() - now_ms) / 1000.0);
 	/* flags written once, before the text they guard; only the flags are read */
 	values[7] = BoolGetDatum(sf_shared->refused || sf_shared->state_refused);

@@ -449,7 +449,7 @@ sf_registry_check_quiet(bool with_mark)
 	int64		held = (int64) (grant >> SF_GRANT_SHIFT) - 1;
 
 	return held >= 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK) &&
-		(!with_mark || sf_registry_cap(held) >= sf_wall_ms() - sf_layout.epoch_ms ||
+		(!with_mark || sf_registry_cap(held) >= sf_now_offset() ||
 		 pg_atomic_read_u32(&sf_reg->publish_failed) == 0);
 }
 

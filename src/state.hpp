@@ -147,6 +147,7 @@ typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
 								 * registry's freshness mark; INT64_MAX without one) */
 	LWLock	   *lock;
 	int32		shard_id;
+	bool		import_slot;	/* made for imports (backfill.cpp): never live */
 
 	/* under lock */
 	snowflake::GeneratorState gen;
@@ -236,6 +237,7 @@ void		sf_require_generation_ready(void);
 ShardSlot  *sf_slot(int i);
 ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
 ShardSlot  *sf_slot_if_any(int64 shard);
+ShardSlot  *sf_slot_for_import(int64 shard, int64 reserved_offset);
 bool		sf_slot_available(int64 shard);
 
 /*

@@ -74,15 +74,16 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		bool		nulls[14];
 
 		sf_slot_snapshot(slot, &gen, &reserved, &reset_at);
-		now = sf_wall_ms() - sf_layout.epoch_ms;
+		now = sf_wall_ms();
 
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = Int32GetDatum(slot->shard_id);
 		values[1] = Int64GetDatum((int64) gen.issued);
-		values[2] = TimestampTzGetDatum(sf_timestamptz(sf_layout.epoch_ms + gen.last_offset));
+		values[2] = TimestampTzGetDatum(sf_timestamptz(sf_layout.unix_ms_of(gen.last_offset)));
 		nulls[2] = gen.last_offset < 0;
-		values[3] = Int64GetDatum(Max(gen.last_offset - now, (int64) 0));
-		values[4] = TimestampTzGetDatum(sf_timestamptz(sf_layout.epoch_ms + reserved));
+		values[3] = Int64GetDatum(gen.last_offset < 0 ? 0 :
+								  Max(sf_layout.unix_ms_of(gen.last_offset) - now, (int64) 0));
+		values[4] = TimestampTzGetDatum(sf_timestamptz(sf_layout.unix_ms_of(reserved)));
 		nulls[4] = reserved < 0;
 		values[5] = Int64GetDatum((int64) gen.sequence_exhausted);
 		values[6] = Int64GetDatum((int64) gen.clock_steps_back);

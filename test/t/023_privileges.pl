@@ -240,7 +240,9 @@ my %public_execute = map { $_ => 1 } split /\s+/, q(
 	snowflake_max_id(timestamp_with_time_zone,integer) snowflake_to_text(bigint)
 	snowflake_from_text(text) snowflake_layout() snowflake_stats() snowflake_metrics()
 	snowflake_timestamp(bigint,text) snowflake_shard_id(bigint,text) snowflake_sequence(bigint,text)
-	snowflake_decode(bigint,text)
+	snowflake_decode(bigint,text) snowflake_datacenter(bigint) snowflake_worker(bigint)
+	snowflake_partition_interval(interval,boolean) snowflake_partition_span(bigint)
+	snowflake_partition_bounds(timestamp_with_time_zone,timestamp_with_time_zone,interval,boolean)
 	snowflake_convert_column(regclass,name,integer,boolean) snowflake_convert_column(regclass,name,boolean));
 my $rows = $node->safe_psql('v12', q{
 	SELECT replace(replace(p.oid::regprocedure::text, ' ', '_'), ',_', ','),
