@@ -565,7 +565,7 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_partition_span(bigint) IS
 'the span of time a partition interval of ids IDs covers in this layout (the reverse of snowflake_partition_interval), to check pg_partman''s partition_interval; an error if it is not a whole number of time units';
 
--- Metrics for Prometheus (postgres_exporter with monitoring/postgres_exporter.yml;
+-- Metrics for Prometheus (postgres_exporter with monitoring/snowflake.queries.yml;
 -- docs/monitoring.md): per shard, and for the server and its registry.
 -- VOLATILE (counters move), PARALLEL SAFE (shared memory only); times in
 -- seconds, counts since snowflake_stats_reset() or the server's start.

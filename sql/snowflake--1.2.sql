@@ -234,7 +234,7 @@ REVOKE ALL ON FUNCTION snowflake_registry() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION snowflake_registry() TO pg_read_all_stats;
 GRANT SELECT ON snowflake_registry TO pg_read_all_stats;
 
--- Metrics for Prometheus (postgres_exporter with monitoring/postgres_exporter.yml;
+-- Metrics for Prometheus (postgres_exporter with monitoring/snowflake.queries.yml;
 -- docs/monitoring.md): per shard, and for the server and its registry.
 -- VOLATILE (counters move), PARALLEL SAFE (shared memory only); times in
 -- seconds, counts since snowflake_stats_reset() or the server's start.

@@ -2,7 +2,7 @@
  *
  * metrics.cpp
  *		What Prometheus scrapes (through postgres_exporter and the query file
- *		monitoring/postgres_exporter.yml; see docs/monitoring.md):
+ *		monitoring/snowflake.queries.yml; see docs/monitoring.md):
  *		snowflake_metrics(), one row per shard, and
  *		snowflake_server_metrics(), one row for the server and its registry.
  *

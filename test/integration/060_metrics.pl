@@ -23,7 +23,9 @@
 #      (generation refused at start) shown by its gauge;
 #  (f) with a registry (a real etcd): the registry's series while it holds a
 #      shard, and after etcd is gone (not generating, the state, no time left,
-#      failed requests, a refused call), and the alerts on those scrapes.
+#      failed requests, a refused call), and the alerts on those scrapes;
+#  (g) a layout with 10 ms time units: lead, steps and headroom still come
+#      in seconds.
 
 use strict;
 use warnings;
@@ -571,6 +573,41 @@ EOT
 		'registry: on the scraped series, not generating, lease low and the registry_lease refusal alert');
 	$reg->stop;
 }
+
+###########################################################################
+# (g) a layout with 10 ms time units: the metrics are still in seconds
+###########################################################################
+
+my $units = PostgreSQL::Test::Cluster->new('units');
+$units->init;
+$units->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'snowflake'
+snowflake.shard_id = 5
+snowflake.time_unit = '10ms'
+include_if_exists = 'snowflake_clock.conf'
+});
+clock_settings($units, 1000, 0, 0);
+start_faked($units);
+$units->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+is($units->safe_psql('postgres', 'SELECT time_unit_ms FROM snowflake_layout()'), '10',
+	'units: the layout counts time in 10 ms units');
+$units->safe_psql('postgres', 'SELECT count(snowflake_nextval()) FROM generate_series(1, 100)');
+set_clock_ms($units, -5000);
+my ($ur, $uo, $ue);
+$units->psql('postgres', 'SELECT snowflake_nextval()', stdout => \$uo, stderr => \$ue);
+like($ue, qr/ERROR:  could not generate a snowflake ID/, 'units: a call after a 5 s step back is refused');
+my ($lead, $steps, $largest, $headroom, $refused) = split /\|/, $units->safe_psql('postgres', q{
+	SELECT lead_seconds, clock_steps_back, largest_step_back_seconds, mark_headroom_seconds,
+	       refusals_clock FROM snowflake_metrics() WHERE shard_id = 5});
+cmp_ok($lead, '>', 3, 'units: the lead is about 5 s, in seconds (not units)');
+cmp_ok($lead, '<=', 5.1, 'units: and no more than the step');
+is($steps, 1, 'units: one step back seen');
+cmp_ok($largest, '>', 4, 'units: the step is about 5 s, in seconds');
+cmp_ok($largest, '<=', 5.1, 'units: and not counted in units');
+cmp_ok($headroom, '>', $lead, 'units: the mark lies beyond the last ID');
+cmp_ok($headroom, '<=', 5 + 1 + 1 + 1, 'units: by at most the step + lead + 1 s + slack, in seconds');
+is($refused, 1, 'units: the refusal counted under clock');
+$units->stop;
 
 done_testing();
 
