@@ -33,6 +33,9 @@ if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
     python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django
     nodejs node-pg
     libpostgresql-jdbc-java default-jdk-headless
+    # the metrics exporter and the alert rules (test/integration/060_metrics.pl,
+    # docs/monitoring.md): postgres_exporter scraped, promtool test rules
+    prometheus-postgres-exporter prometheus
   )
 fi
 

@@ -564,3 +564,64 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowflake_partition_span(bigint) IS
 'the span of time a partition interval of ids IDs covers in this layout (the reverse of snowflake_partition_interval), to check pg_partman''s partition_interval; an error if it is not a whole number of time units';
+
+-- Metrics for Prometheus (postgres_exporter with monitoring/snowflake.queries.yml;
+-- docs/monitoring.md): per shard, and for the server and its registry.
+-- VOLATILE (counters move), PARALLEL SAFE (shared memory only); times in
+-- seconds, counts since snowflake_stats_reset() or the server's start.
+CREATE FUNCTION snowflake_metrics(
+    OUT shard_id integer,
+    OUT ids_issued bigint,
+    OUT sequence_exhausted bigint,
+    OUT clock_steps_back bigint,
+    OUT largest_step_back_seconds double precision,
+    OUT waits bigint,
+    OUT wait_seconds double precision,
+    OUT registry_waits bigint,
+    OUT registry_wait_seconds double precision,
+    OUT refusals_clock bigint,
+    OUT refusals_before_epoch bigint,
+    OUT refusals_timestamp_end bigint,
+    OUT refusals_registry_mark bigint,
+    OUT lead_seconds double precision,
+    OUT mark_headroom_seconds double precision,
+    OUT inline_mark_writes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'snowflake_metrics'
+LANGUAGE C VOLATILE PARALLEL SAFE ROWS 1;
+
+COMMENT ON FUNCTION snowflake_metrics() IS
+'metrics per shard used since the server started, for Prometheus: IDs issued, sequence exhaustions, backward clock steps, waits for the clock and for the registry''s mark and their seconds, refusals by cause (clock, before_epoch, timestamp_end, registry_mark), the lead over the clock and the durable mark''s headroom in seconds, inline mark writes';
+
+-- EXECUTE stays with PUBLIC: the same counters as snowflake_stats, which
+-- every role may read
+
+CREATE FUNCTION snowflake_server_metrics(
+    OUT shards_used integer,
+    OUT max_shards integer,
+    OUT mark_writes bigint,
+    OUT max_clock_lead_seconds double precision,
+    OUT max_clock_wait_seconds double precision,
+    OUT timestamp_end timestamptz,
+    OUT timestamp_seconds_left double precision,
+    OUT generation_refused boolean,
+    OUT registry_enabled boolean,
+    OUT registry_state text,
+    OUT registry_shard_id integer,
+    OUT registry_generating boolean,
+    OUT registry_lease_ttl_seconds double precision,
+    OUT registry_lease_seconds_left double precision,
+    OUT registry_mark_ahead_seconds double precision,
+    OUT registry_errors bigint,
+    OUT registry_refusals bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_server_metrics'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_server_metrics() IS
+'metrics of the server, for Prometheus: shards used and max_shards, mark writes, max_clock_lead and max_clock_wait in seconds, the end of the timestamp field and the seconds left to it, whether generation is refused (damaged or foreign state), and the registry: state, shard held, whether it allows generation, lease TTL, seconds to the lease deadline, freshness mark ahead of the clock, failed requests, calls refused';
+
+-- the registry's state and lease, like snowflake_registry: for monitoring
+-- roles (pg_monitor is a member of pg_read_all_stats), not every login role
+REVOKE ALL ON FUNCTION snowflake_server_metrics() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_server_metrics() TO pg_read_all_stats;

@@ -60,7 +60,7 @@ sf_fail_wait(ShardSlot *slot, const snowflake::Step &step, int64 now, const SfWa
 	char		last[40], when[40];
 	int64		ahead = (step.wait_until + sf_lead_units() - now) * sf_layout.unit_ms;
 
-	pg_atomic_fetch_add_u64(&slot->refusals, 1);
+	pg_atomic_fetch_add_u64(&slot->refusals_clock, 1);
 	sf_format_offset(step.wait_until + sf_lead_units(), last, sizeof(last));
 	if (ctx->last_step_ms > 0)
 	{
@@ -250,7 +250,7 @@ sf_prepare(int64 shard, bool explicit_shard)
 		/* a mistaken epoch must not be recorded before any ID could be issued */
 		if (now < 0)
 		{
-			pg_atomic_fetch_add_u64(&slot->refusals, 1);
+			pg_atomic_fetch_add_u64(&slot->refusals_epoch, 1);
 			sf_fail_before_epoch(now);
 		}
 		sf_record_layout();
@@ -330,14 +330,14 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 				waited = true;
 				break;
 			case Outcome::ClockBeforeEpoch:
-				pg_atomic_fetch_add_u64(&slot->refusals, 1);
+				pg_atomic_fetch_add_u64(&slot->refusals_epoch, 1);
 				sf_fail_before_epoch(now);
 				break;
 			case Outcome::Exhausted:
 				{
 					char		last[40];
 
-					pg_atomic_fetch_add_u64(&slot->refusals, 1);
+					pg_atomic_fetch_add_u64(&slot->refusals_exhausted, 1);
 					snowflake::format_utc(sf_layout.last_unix_ms(), last, sizeof(last));
 					ereport(ERROR,
 							(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),

@@ -77,7 +77,10 @@ sf_set_state(SfRegState state, const char *error)
 	SpinLockAcquire(&sf_reg->mutex);
 	sf_reg->state = state;
 	if (error)
+	{
 		strlcpy(sf_reg->last_error, error, sizeof(sf_reg->last_error));
+		sf_reg->errors++;
+	}
 	SpinLockRelease(&sf_reg->mutex);
 }
 

@@ -199,7 +199,12 @@ sf_slot_for(int64 shard, bool logical, bool import, int64 import_reserved)
 		slot->stats_reset = GetCurrentTimestamp();
 		pg_atomic_init_u64(&slot->waits, 0);
 		pg_atomic_init_u64(&slot->wait_us, 0);
-		pg_atomic_init_u64(&slot->refusals, 0);
+		pg_atomic_init_u64(&slot->refusals_clock, 0);
+		pg_atomic_init_u64(&slot->refusals_epoch, 0);
+		pg_atomic_init_u64(&slot->refusals_exhausted, 0);
+		pg_atomic_init_u64(&slot->refusals_registry_mark, 0);
+		pg_atomic_init_u64(&slot->registry_waits, 0);
+		pg_atomic_init_u64(&slot->registry_wait_us, 0);
 		pg_atomic_init_u64(&slot->inline_mark_writes, 0);
 		/* publish the slot only once it is initialised */
 		pg_write_barrier();

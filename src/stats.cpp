@@ -90,7 +90,10 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		values[7] = Int64GetDatum(gen.largest_step_back_ms);
 		values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->waits));
 		values[9] = Float8GetDatum(pg_atomic_read_u64(&slot->wait_us) / 1000.0);
-		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->refusals));
+		/* the causes of 1.0's refusals; the registry's are in the metrics */
+		values[10] = Int64GetDatum((int64) (pg_atomic_read_u64(&slot->refusals_clock) +
+											pg_atomic_read_u64(&slot->refusals_epoch) +
+											pg_atomic_read_u64(&slot->refusals_exhausted)));
 		values[11] = Int64GetDatum(mark_writes);
 		values[12] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->inline_mark_writes));
 		values[13] = TimestampTzGetDatum(reset_at);
@@ -117,7 +120,12 @@ snowflake_stats_reset(PG_FUNCTION_ARGS)
 		LWLockRelease(slot->lock);
 		pg_atomic_write_u64(&slot->waits, 0);
 		pg_atomic_write_u64(&slot->wait_us, 0);
-		pg_atomic_write_u64(&slot->refusals, 0);
+		pg_atomic_write_u64(&slot->refusals_clock, 0);
+		pg_atomic_write_u64(&slot->refusals_epoch, 0);
+		pg_atomic_write_u64(&slot->refusals_exhausted, 0);
+		pg_atomic_write_u64(&slot->refusals_registry_mark, 0);
+		pg_atomic_write_u64(&slot->registry_waits, 0);
+		pg_atomic_write_u64(&slot->registry_wait_us, 0);
 		pg_atomic_write_u64(&slot->inline_mark_writes, 0);
 		pg_atomic_write_u64(&slot->issued, 0);
 		pg_atomic_write_u64(&slot->sequence_exhausted, 0);
