@@ -93,10 +93,10 @@ sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *
 		if (s.exhausted)
 			pg_atomic_fetch_add_u64(&slot->sequence_exhausted, 1);
 	}
-	if (s.step.stepped_back_ms > 0)
+	if (s.step.stepped_back > 0)
 	{
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-		snowflake::note_step_back(slot->gen, s.step.stepped_back_ms, reading);
+		snowflake::note_step_back(slot->gen, s.step.stepped_back, reading);
 		LWLockRelease(slot->lock);
 	}
 	*step = s.step;

@@ -49,7 +49,7 @@ sf_format_offset(int64 offset, char *buf, size_t buflen)
 typedef struct SfWaitContext
 {
 	int64		started_us;		/* -1 until the first wait */
-	int64		last_step_ms;	/* latest backward step, 0 if none */
+	int64		last_step_ms;	/* latest backward step in ms (to the unit), 0 if none */
 	int64		last_step_at;	/* clock offset just after it */
 } SfWaitContext;
 
@@ -291,7 +291,7 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 			if (step.outcome == Outcome::Wait)
 			{
 				LWLockAcquire(slot->lock, LW_SHARED);
-				ctx.last_step_ms = slot->gen.last_step_back_ms;
+				ctx.last_step_ms = slot->gen.last_step_back * sf_layout.unit_ms;
 				ctx.last_step_at = slot->gen.last_step_back_at;
 				LWLockRelease(slot->lock);
 			}
@@ -305,14 +305,14 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 									   sf_lead_units(), sf_reserved(slot), max_count, start);
 			if (step.outcome == Outcome::Wait)
 			{
-				ctx.last_step_ms = slot->gen.last_step_back_ms;
+				ctx.last_step_ms = slot->gen.last_step_back * sf_layout.unit_ms;
 				ctx.last_step_at = slot->gen.last_step_back_at;
 			}
 			LWLockRelease(slot->lock);
 		}
 
-		if (step.stepped_back_ms >= SF_WARN_STEP_MS)
-			sf_warn_step(step.stepped_back_ms, slot->shard_id);
+		if (step.stepped_back * sf_layout.unit_ms >= SF_WARN_STEP_MS)
+			sf_warn_step(step.stepped_back * sf_layout.unit_ms, slot->shard_id);
 
 		switch (step.outcome)
 		{

@@ -16,8 +16,8 @@ reset_counters(GeneratorState &st) noexcept
 	st.issued = 0;
 	st.sequence_exhausted = 0;
 	st.clock_steps_back = 0;
-	st.largest_step_back_ms = 0;
-	st.last_step_back_ms = 0;
+	st.largest_step_back = 0;
+	st.last_step_back = 0;
 	st.last_step_back_at = 0;
 }
 
@@ -43,11 +43,11 @@ next_run(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
 
 	if (st.last_clock != INT64_MIN && now < st.last_clock)
 	{
-		step.stepped_back_ms = st.last_clock - now;
+		step.stepped_back = st.last_clock - now;
 		st.clock_steps_back++;
-		if (step.stepped_back_ms > st.largest_step_back_ms)
-			st.largest_step_back_ms = step.stepped_back_ms;
-		st.last_step_back_ms = step.stepped_back_ms;
+		if (step.stepped_back > st.largest_step_back)
+			st.largest_step_back = step.stepped_back;
+		st.last_step_back = step.stepped_back;
 		st.last_step_back_at = now;
 	}
 	st.last_clock = now;
@@ -60,7 +60,7 @@ next_run(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
 	}
 	else
 	{
-		step.behind_ms = st.last_offset - now;
+		step.behind = st.last_offset - now;
 		if (st.last_sequence < l.max_sequence())
 		{
 			ts = st.last_offset;
@@ -127,7 +127,7 @@ next_import(GeneratorState &st, const Layout &l, int64_t shard, int64_t at_offse
 	if (at_offset < st.last_offset)
 	{
 		s.outcome = Outcome::TimeDecreased;
-		s.behind_ms = st.last_offset - at_offset;
+		s.behind = st.last_offset - at_offset;
 		return s;
 	}
 	if (at_offset == st.last_offset)

@@ -37,8 +37,8 @@ struct GeneratorState
 	uint64_t	issued;			/* IDs issued */
 	uint64_t	sequence_exhausted; /* times a millisecond's sequence ran out */
 	uint64_t	clock_steps_back;	/* backward clock steps seen */
-	int64_t		largest_step_back_ms;
-	int64_t		last_step_back_ms;	/* the latest backward step ... */
+	int64_t		largest_step_back;	/* in timestamp units, as all of these */
+	int64_t		last_step_back;	/* the latest backward step ... */
 	int64_t		last_step_back_at;	/* ... and the clock reading just after it */
 };
 
@@ -71,8 +71,8 @@ struct Step
 	int64_t		count;			/* Issued: IDs in the run, id .. id + count - 1 */
 	int64_t		wait_until;		/* Wait: clock offset that allows progress */
 	int64_t		wanted;			/* NeedReservation: the timestamp to cover */
-	int64_t		behind_ms;		/* how far the clock read behind last_offset */
-	int64_t		stepped_back_ms;	/* > 0: this reading was a backward step */
+	int64_t		behind;			/* how far the clock read behind last_offset (units) */
+	int64_t		stepped_back;	/* > 0: this reading was a backward step (units) */
 };
 
 constexpr int64_t kNoReservation = INT64_MAX;

@@ -75,7 +75,7 @@ snowflake_metrics(PG_FUNCTION_ARGS)
 		values[2] = Int64GetDatum((int64) gen.sequence_exhausted);
 		values[3] = Int64GetDatum((int64) gen.clock_steps_back);
 		/* clock readings, and so steps, count in the layout's time units */
-		values[4] = Float8GetDatum(gen.largest_step_back_ms * sf_layout.unit_ms / 1000.0);
+		values[4] = Float8GetDatum(gen.largest_step_back * sf_layout.unit_ms / 1000.0);
 		values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->waits));
 		values[6] = Float8GetDatum(sf_us_seconds(pg_atomic_read_u64(&slot->wait_us)));
 		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->registry_waits));

@@ -87,7 +87,7 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		nulls[4] = reserved < 0;
 		values[5] = Int64GetDatum((int64) gen.sequence_exhausted);
 		values[6] = Int64GetDatum((int64) gen.clock_steps_back);
-		values[7] = Int64GetDatum(gen.largest_step_back_ms);
+		values[7] = Int64GetDatum(gen.largest_step_back * sf_layout.unit_ms);
 		values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->waits));
 		values[9] = Float8GetDatum(pg_atomic_read_u64(&slot->wait_us) / 1000.0);
 		/* the causes of 1.0's refusals; the registry's are in the metrics */

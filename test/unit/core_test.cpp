@@ -944,8 +944,8 @@ IssueOne(Gen &g, int64_t now, int64_t *id)
 		return ::testing::AssertionFailure() << "ID did not increase";
 	const int64_t behind = before.last_offset >= now ? before.last_offset - now : 0;
 
-	if (s.behind_ms != behind)
-		return ::testing::AssertionFailure() << "behind_ms " << s.behind_ms << " != " << behind;
+	if (s.behind != behind)
+		return ::testing::AssertionFailure() << "behind " << s.behind << " != " << behind;
 	*id = s.id;
 	return ::testing::AssertionSuccess();
 }
@@ -972,7 +972,7 @@ TEST(GeneratorTest, FreshStateAdvancingClock)
 
 				ASSERT_EQ(s.outcome, Outcome::Issued);
 				ASSERT_GT(s.id, prev);
-				ASSERT_EQ(s.behind_ms, 0);
+				ASSERT_EQ(s.behind, 0);
 				const Decoded d = snowflake::decode(l, s.id);
 
 				ASSERT_EQ(d.unix_ms, l.epoch_ms + now);
@@ -1028,7 +1028,7 @@ TEST(GeneratorTest, SameMillisecondCountsSequenceThenWaits)
 			ASSERT_EQ(d.unix_ms, l.epoch_ms + now);
 			ASSERT_EQ(d.sequence, seq);
 			ASSERT_EQ(d.shard, g.shard);
-			ASSERT_EQ(s.behind_ms, 0);
+			ASSERT_EQ(s.behind, 0);
 			prev = s.id;
 		}
 
@@ -1038,7 +1038,7 @@ TEST(GeneratorTest, SameMillisecondCountsSequenceThenWaits)
 
 		EXPECT_EQ(w.outcome, Outcome::Wait);
 		EXPECT_EQ(w.wait_until, now + 1);
-		EXPECT_EQ(w.behind_ms, 0);
+		EXPECT_EQ(w.behind, 0);
 		ExpectSameState(g.state, before);
 		/* Asking again changes nothing either. */
 		EXPECT_EQ(g.step(now).outcome, Outcome::Wait);
@@ -1176,7 +1176,7 @@ TEST(GeneratorTest, ClockStepsBackWithinAndBeyondLead)
 				const GeneratorState before = g.state;
 				const Step	s = g.step(now);
 
-				EXPECT_EQ(s.behind_ms, back);
+				EXPECT_EQ(s.behind, back);
 				if (back <= lead)
 				{
 					/* Within the lead: IDs continue after the last one. */
@@ -1260,7 +1260,7 @@ TEST(GeneratorTest, ClockBackWithSequenceUsedUp)
 	const Step	s = g.step(t0 - lead);
 
 	ASSERT_EQ(s.outcome, Outcome::Wait);
-	EXPECT_EQ(s.behind_ms, lead);
+	EXPECT_EQ(s.behind, lead);
 	EXPECT_EQ(s.wait_until, t0 + 1 - lead);
 	ExpectSameState(g.state, before);
 
@@ -1288,7 +1288,7 @@ TEST(GeneratorTest, LeadZeroIsClassicGenerator)
 
 		ASSERT_EQ(s.outcome, Outcome::Wait);
 		EXPECT_EQ(s.wait_until, g.state.last_offset);
-		EXPECT_EQ(s.behind_ms, back);
+		EXPECT_EQ(s.behind, back);
 		ExpectSameState(g.state, before);
 	}
 
@@ -1331,18 +1331,18 @@ TEST(GeneratorTest, BehindMsReportsHowFarTheClockReadBehind)
 	int64_t		id;
 
 	ASSERT_TRUE(IssueOne(g, 1000, &id));
-	EXPECT_EQ(g.step(1001).behind_ms, 0);	/* clock ahead */
+	EXPECT_EQ(g.step(1001).behind, 0);	/* clock ahead */
 	EXPECT_EQ(g.state.last_offset, 1001);
-	EXPECT_EQ(g.step(1001).behind_ms, 0);	/* same ms */
-	EXPECT_EQ(g.step(1000).behind_ms, 1);
-	EXPECT_EQ(g.step(960).behind_ms, 41);
-	EXPECT_EQ(g.step(901).behind_ms, 100);	/* exactly the lead: still issued */
+	EXPECT_EQ(g.step(1001).behind, 0);	/* same ms */
+	EXPECT_EQ(g.step(1000).behind, 1);
+	EXPECT_EQ(g.step(960).behind, 41);
+	EXPECT_EQ(g.step(901).behind, 100);	/* exactly the lead: still issued */
 	EXPECT_EQ(g.state.last_offset, 1001);
 
 	const Step	w = g.step(500);			/* beyond the lead: reported too */
 
 	EXPECT_EQ(w.outcome, Outcome::Wait);
-	EXPECT_EQ(w.behind_ms, 501);
+	EXPECT_EQ(w.behind, 501);
 	EXPECT_EQ(w.wait_until, 901);
 }
 
@@ -1495,7 +1495,7 @@ RandomWalk(const Layout &l, int64_t lead, uint64_t seed, int steps, WalkStats *s
 			const GeneratorState before = g.state;
 			const Step	s = g.step(now);
 
-			ASSERT_EQ(s.behind_ms, before.last_offset >= now ? before.last_offset - now : 0)
+			ASSERT_EQ(s.behind, before.last_offset >= now ? before.last_offset - now : 0)
 				<< "step " << i;
 			if (s.outcome == Outcome::Issued)
 			{
@@ -1982,35 +1982,35 @@ TEST(GeneratorStepTest, BackwardStepsAreCountedOncePerStep)
 	GeneratorState st = snowflake::kFreshState;
 
 	ASSERT_EQ(snowflake::next_id(st, l, 1, 1000, 1000).outcome, Outcome::Issued);
-	EXPECT_EQ(snowflake::next_id(st, l, 1, 1005, 1000).stepped_back_ms, 0);
+	EXPECT_EQ(snowflake::next_id(st, l, 1, 1005, 1000).stepped_back, 0);
 
 	/* one step back of 300 ms, then the clock runs forward again */
 	Step s = snowflake::next_id(st, l, 1, 705, 1000);
 	EXPECT_EQ(s.outcome, Outcome::Issued);
-	EXPECT_EQ(s.stepped_back_ms, 300);
-	EXPECT_EQ(s.behind_ms, 300);
+	EXPECT_EQ(s.stepped_back, 300);
+	EXPECT_EQ(s.behind, 300);
 	for (int64_t t = 705; t < 720; t++)
-		EXPECT_EQ(snowflake::next_id(st, l, 1, t, 1000).stepped_back_ms, 0);
+		EXPECT_EQ(snowflake::next_id(st, l, 1, t, 1000).stepped_back, 0);
 	EXPECT_EQ(st.clock_steps_back, 1u);
-	EXPECT_EQ(st.largest_step_back_ms, 300);
-	EXPECT_EQ(st.last_step_back_ms, 300);
+	EXPECT_EQ(st.largest_step_back, 300);
+	EXPECT_EQ(st.last_step_back, 300);
 	EXPECT_EQ(st.last_step_back_at, 705);
 
 	/* a second, larger step beyond the lead: seen on the Wait, not again on retries */
 	/* (IDs are still at 1005: a reading of 0 is more than the lead behind) */
 	s = snowflake::next_id(st, l, 1, 0, 1000);
 	EXPECT_EQ(s.outcome, Outcome::Wait);
-	EXPECT_EQ(s.stepped_back_ms, 719);
-	EXPECT_EQ(snowflake::next_id(st, l, 1, 0, 1000).stepped_back_ms, 0);
-	EXPECT_EQ(snowflake::next_id(st, l, 1, 1, 1000).stepped_back_ms, 0);
+	EXPECT_EQ(s.stepped_back, 719);
+	EXPECT_EQ(snowflake::next_id(st, l, 1, 0, 1000).stepped_back, 0);
+	EXPECT_EQ(snowflake::next_id(st, l, 1, 1, 1000).stepped_back, 0);
 	EXPECT_EQ(st.clock_steps_back, 2u);
-	EXPECT_EQ(st.largest_step_back_ms, 719);
+	EXPECT_EQ(st.largest_step_back, 719);
 
 	/* a smaller later step keeps the largest */
 	(void) snowflake::next_id(st, l, 1, 10, 1000);
 	(void) snowflake::next_id(st, l, 1, 0, 1000);
-	EXPECT_EQ(st.largest_step_back_ms, 719);
-	EXPECT_EQ(st.last_step_back_ms, 10);
+	EXPECT_EQ(st.largest_step_back, 719);
+	EXPECT_EQ(st.last_step_back, 10);
 }
 
 TEST(GeneratorStepTest, ResetCountersKeepsTheGenerator)
@@ -2032,7 +2032,7 @@ TEST(GeneratorStepTest, ResetCountersKeepsTheGenerator)
 	EXPECT_EQ(st.issued, 0u);
 	EXPECT_EQ(st.sequence_exhausted, 0u);
 	EXPECT_EQ(st.clock_steps_back, 0u);
-	EXPECT_EQ(st.largest_step_back_ms, 0);
+	EXPECT_EQ(st.largest_step_back, 0);
 	EXPECT_EQ(st.last_offset, last_offset);
 	EXPECT_EQ(st.last_sequence, last_sequence);
 }
