@@ -17,8 +17,13 @@
  * ID within what is recorded.  After a restart, a crash or a promotion the
  * shard resumes above its recorded reservation, so an interrupted import goes
  * on with the rows of later days (or on another import shard); one write per
- * imported day, not per row.  The server's own mark covers the shard too
- * (created_at may not lie beyond the clock + snowflake.max_clock_lead).
+ * imported day, not per row.  The server's mark (for live shards) is not
+ * involved: an import slot's reserved_offset is its own reservation, and the
+ * mark worker leaves import slots out.  A floor raised by
+ * snowflake_adopt_database() (a database whose pg_snowflake/ was lost, as
+ * after pg_upgrade) is recorded in pg_snowflake/imports too, and every import
+ * shard resumes above it.  created_at may not lie beyond the clock +
+ * snowflake.max_clock_lead, as live IDs.
  *
  * The SQL layer: it may call the state layer (shmem, fastpath, mark), origin
  * and decode.
@@ -29,7 +34,6 @@
 
 #include "decode.hpp"
 #include "fastpath.hpp"
-#include "mark.hpp"
 #include "origin.hpp"
 #include "recorded.hpp"
 #include "wal.hpp"
@@ -63,12 +67,35 @@ sf_import_prepare(int64 shard)
 						   sf_import_shards),
 				 errhint("Add a shard no server uses for live IDs to snowflake.import_shards "
 						 "(postgresql.conf or ALTER SYSTEM), reload, and import into it.")));
+	/*
+	 * The layout is recorded before the first ID, imported or live: a later
+	 * change of the layout must be refused, or new IDs would collide with
+	 * imported ones (standbys learn it from the same WAL record).
+	 */
+	if (pg_atomic_read_u32(&sf_shared->layout_recorded) == 0)
+	{
+		if (sf_now_offset() < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_SYSTEM_ERROR),
+					 errmsg("could not import snowflake IDs: the clock reads earlier than "
+							"snowflake.epoch"),
+					 errhint("Check the server's time synchronisation, or snowflake.epoch.")));
+		sf_record_layout();
+	}
+	/* the recorded reservation matters only to the slot's first use */
+	{
+		ShardSlot  *slot = sf_slot_if_any(shard);
+
+		if (slot != NULL && slot->import_slot)
+			return slot;
+	}
 	{
 		int64		reserved_ms;
+		int64		floor_ms;
 		snowflake::FileError error = {"", "", 0};
 		bool		damaged;
 
-		if (!sf_read_import_reservation(shard, &reserved_ms, &error, &damaged))
+		if (!sf_read_import_reservation(shard, &reserved_ms, &floor_ms, &error, &damaged))
 		{
 			if (damaged)
 				ereport(ERROR,
@@ -79,6 +106,8 @@ sf_import_prepare(int64 shard)
 								 "be used.")));
 			sf_report_file_error("import reservations", error);
 		}
+		/* above its own reservation, and above the floor adopt_database raised */
+		reserved_ms = Max(reserved_ms, floor_ms);
 		return sf_slot_for_import(shard, reserved_ms < 0 ? -1 : sf_layout.offset_of(reserved_ms));
 	}
 }
@@ -113,9 +142,12 @@ sf_import_reserve(ShardSlot *slot, int64 at)
 	if (!ok)
 		sf_report_file_error("import reservation", error);
 
+	/* the recorded reservation bounds the shard's IDs: its cap and reserved_offset */
 	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 	if ((int64) pg_atomic_read_u64(&slot->cap) < end)
 		pg_atomic_write_u64(&slot->cap, (uint64) end);
+	if (sf_reserved(slot) < end)
+		sf_set_reserved(slot, end);
 	LWLockRelease(slot->lock);
 }
 
@@ -173,11 +205,12 @@ sf_import_one(ShardSlot *slot, TimestampTz ts)
 			case snowflake::Outcome::Issued:
 				return step.id;
 			case snowflake::Outcome::NeedReservation:
-				/* the shard's own reservation first, then the server's mark */
-				if ((int64) pg_atomic_read_u64(&slot->cap) < step.wanted)
-					sf_import_reserve(slot, step.wanted);
-				/* at is within clock + lead, as for any call */
-				sf_extend_mark(slot, step.wanted);
+				/*
+				 * The shard's own reservation (a UTC day at a time) bounds
+				 * its IDs; the server's mark, which covers live shards, is
+				 * not involved.
+				 */
+				sf_import_reserve(slot, step.wanted);
 				continue;
 			case snowflake::Outcome::TimeDecreased:
 				sf_slot_snapshot(slot, &before, &reserved, NULL);
@@ -204,7 +237,9 @@ sf_import_one(ShardSlot *slot, TimestampTz ts)
 								   INT64_FORMAT " sequence numbers a unit; the next unit would "
 								   "carry another time.", (int) sf_layout.unit_ms,
 								   sf_layout.max_sequence() + 1),
-						 errhint("Spread rows of the same time over several import shards.")));
+						 errhint("Spread rows of the same time over several import shards. After a "
+								 "restart an import shard resumes above the day it had reserved: "
+								 "import that day's remaining rows on another import shard.")));
 				break;
 			default:
 				elog(ERROR, "snowflake: unexpected outcome of an import step");
@@ -260,6 +295,7 @@ snowflake_nextval_at_batch(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("creation time %d of the array is NULL", i + 1)));
+		CHECK_FOR_INTERRUPTS();
 		value = Int64GetDatum(sf_import_one(slot, DatumGetTimestampTz(elems[i])));
 		tuplestore_putvalues(store, tupdesc, &value, &isnull);
 	}

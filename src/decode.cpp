@@ -48,9 +48,11 @@ sf_decoded_timestamptz(int64 unix_ms, int64 id)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range for snowflake ID " INT64_FORMAT, id),
-				 errdetail("Its timestamp field is " INT64_FORMAT " ms after the epoch, "
-						   "beyond the last time a timestamptz can hold (294276-12-31).",
-						   id >> (sf_layout.shard_bits + sf_layout.sequence_bits))));
+				 errdetail("Its timestamp field is " INT64_FORMAT " units of " INT64_FORMAT
+						   " ms after the epoch, beyond the last time a timestamptz can hold "
+						   "(294276-12-31).",
+						   id >> (sf_layout.shard_bits + sf_layout.sequence_bits),
+						   sf_layout.unit_ms)));
 	return sf_timestamptz(unix_ms);
 }
 

@@ -328,6 +328,7 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 				sf_extend_mark(slot, step.wanted);
 				sf_registry_await(slot, step.wanted, &registry_wait_us);
 				waited = true;
+				CHECK_FOR_INTERRUPTS();	/* never a loop that cannot be cancelled */
 				break;
 			case Outcome::ClockBeforeEpoch:
 				pg_atomic_fetch_add_u64(&slot->refusals_epoch, 1);

@@ -101,15 +101,21 @@ struct Layout
 
 		return d >= 0 ? d / unit_ms : -((-d + unit_ms - 1) / unit_ms);
 	}
-	/* The first Unix millisecond of a unit. */
+	/*
+	 * The first Unix millisecond of a unit; INT64_MAX for a unit past what
+	 * int64 milliseconds can hold (a layout of many timestamp bits of coarse
+	 * units can outlast them).
+	 */
 	constexpr int64_t unix_ms_of(int64_t offset) const noexcept
 	{
-		return epoch_ms + offset * unit_ms;
+		return offset > (INT64_MAX - epoch_ms) / unit_ms ? INT64_MAX :
+			epoch_ms + offset * unit_ms;
 	}
-	/* The last Unix millisecond of a unit (what a mark covering it records). */
+	/* The last Unix millisecond of a unit (what a mark covering it records), saturating. */
 	constexpr int64_t unix_ms_end_of(int64_t offset) const noexcept
 	{
-		return epoch_ms + offset * unit_ms + unit_ms - 1;
+		return offset >= (INT64_MAX - epoch_ms) / unit_ms ? INT64_MAX :
+			epoch_ms + offset * unit_ms + unit_ms - 1;
 	}
 	/* Whole units in a duration of ms milliseconds (rounded down). */
 	constexpr int64_t units(int64_t ms) const noexcept

@@ -122,9 +122,31 @@ void
 sf_raise_floor(int64 offset)
 {
 	int			used;
+	snowflake::FileError error = {"", "", 0};
+	bool		damaged = false;
+	bool		ok;
 
 	sf_extend_mark(NULL, offset);
 	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	/*
+	 * Import shards resume above their own reservations, not above the mark:
+	 * the floor is recorded for them too (pg_snowflake/imports and WAL), so
+	 * that an import shard whose reservation was lost with pg_snowflake/
+	 * (pg_upgrade, a copied database) never reissues an ID below it.
+	 */
+	ok = sf_write_import_reservation(-1, sf_layout.unix_ms_end_of(offset), &error, &damaged);
+	if (ok)
+		sf_log_import_reservation(-1, sf_layout.unix_ms_end_of(offset));
+	else
+	{
+		LWLockRelease(sf_shared->file_lock);
+		if (damaged)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("could not record the snowflake import floor"),
+					 errdetail("File \"pg_snowflake/imports\" is not a valid record.")));
+		sf_report_file_error("import floor", error);
+	}
 	if (offset > sf_shared->resume_offset)
 		sf_shared->resume_offset = offset;
 	used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
@@ -166,7 +188,8 @@ sf_settle_mark(void)
 	if (used == 0)
 		return;					/* nothing issued here: the mark stays as it is */
 	for (int i = 0; i < used; i++)
-		last = Max(last, sf_slot_last(sf_slot(i), NULL));
+		if (!sf_slot(i)->import_slot)	/* imports have their own reservations */
+			last = Max(last, sf_slot_last(sf_slot(i), NULL));
 
 	/*
 	 * Never below the point shards resume above: the mark found at start,
@@ -225,6 +248,14 @@ sf_activity(int used, int64 *last, int64 *reserved)
 		snowflake::GeneratorState gen;
 		int64		slot_reserved;
 
+		/*
+		 * Import shards are bounded by their own reservations (a UTC day
+		 * at a time, backfill.cpp), not by the mark: a resumed import slot
+		 * stands at the end of its reserved day, which must not carry the
+		 * mark, and so every live shard, ahead of the clock.
+		 */
+		if (sf_slot(i)->import_slot)
+			continue;
 		sf_slot_snapshot(sf_slot(i), &gen, &slot_reserved, NULL);
 		if (gen.last_offset < 0)
 			continue;			/* a slot that has issued nothing needs no mark */

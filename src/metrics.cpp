@@ -92,6 +92,16 @@ snowflake_metrics(PG_FUNCTION_ARGS)
 		values[14] = Float8GetDatum((sf_layout.unix_ms_of(reserved) - now_ms) / 1000.0);
 		nulls[14] = reserved < 0;
 		values[15] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->inline_mark_writes));
+		/*
+		 * An import shard carries past times and is bounded by its own
+		 * reservation (a UTC day at a time), not by the mark: no lead over
+		 * the clock, no mark headroom.
+		 */
+		if (slot->import_slot)
+		{
+			values[13] = Float8GetDatum(0.0);
+			nulls[14] = true;
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -70,7 +70,10 @@ sf_span_units(Interval *span, bool require_alignment)
 	/* days of the span are 24 hours: partitions are in UTC */
 	if (pg_mul_s64_overflow((int64) span->day, USECS_PER_DAY, &span_us) ||
 		pg_add_s64_overflow(span_us, span->time, &span_us))
-		span_us = PG_INT64_MAX;
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("partition span \"%s\" is longer than the layout's whole range of time",
+						sf_interval_text(span))));
 	if (span_us <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -249,7 +252,12 @@ snowflake_partition_bounds(PG_FUNCTION_ARGS)
 			/* the smallest IDs of the two times (errors outside the layout) */
 			int64		lo = sf_offset_of_timestamptz(from_time) << bits;
 
-			walk->hi = sf_offset_of_timestamptz(to_time) << bits;
+			/*
+			 * The first ID past the range: the unit after the one that holds
+			 * the last instant before to_time (a unit that begins before
+			 * to_time holds IDs of the range, even if to_time lies within it).
+			 */
+			walk->hi = (sf_offset_of_timestamptz(to_time - 1) + 1) << bits;
 			walk->k = lo / walk->step;
 		}
 		fctx->user_fctx = walk;

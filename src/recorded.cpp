@@ -303,8 +303,22 @@ static char sf_imports_in[SF_IMPORTS_MAX];
 static char sf_imports_out[SF_IMPORTS_MAX];
 
 /*
+ * Whether a Unix ms time recorded in pg_snowflake/imports is one this layout
+ * can hold (or -1, none): anything else is damage, never a place to resume.
+ */
+static bool
+sf_import_ms_valid(long long ms)
+{
+	return ms == -1 ||
+		(ms >= sf_layout.epoch_ms && ms <= sf_layout.unix_ms_end_of(sf_layout.max_offset()));
+}
+
+/*
  * Parses the imports record: "format 1", then a line "shard N reserved_unix_ms
- * M" per shard.  Calls fn for each; false when the text is not such a record.
+ * M" per shard and at most one "floor_unix_ms M" (the floor
+ * snowflake_adopt_database() raised, which every import shard resumes above).
+ * Calls fn(shard, ms) for each, with shard -1 for the floor; false when the
+ * text is not such a record.
  */
 template <typename F>
 static bool
@@ -332,8 +346,10 @@ sf_parse_imports(const char *text, size_t len, F &&fn)
 		if (strcmp(line, "format 1") == 0)
 			have_format = true;
 		else if (sscanf(line, "shard %lld reserved_unix_ms %lld%c", &shard, &ms, &tail) == 2 &&
-				 shard >= 0 && shard <= sf_layout.max_shard_id() && ms >= -1)
+				 shard >= 0 && shard <= sf_layout.max_shard_id() && sf_import_ms_valid(ms))
 			fn((int64) shard, (int64) ms);
+		else if (sscanf(line, "floor_unix_ms %lld%c", &ms, &tail) == 1 && sf_import_ms_valid(ms))
+			fn((int64) -1, (int64) ms);
 		else
 			return false;
 	}
@@ -341,20 +357,23 @@ sf_parse_imports(const char *text, size_t len, F &&fn)
 }
 
 bool
-sf_read_import_reservation(int64 shard, int64 *reserved_ms, snowflake::FileError *error,
-						   bool *damaged)
+sf_read_import_reservation(int64 shard, int64 *reserved_ms, int64 *floor_ms,
+						   snowflake::FileError *error, bool *damaged)
 {
 	char	   *buf = sf_imports_in;
 	size_t		len = 0;
 	bool		ok = true;
 
 	*reserved_ms = -1;
+	*floor_ms = -1;
 	*damaged = false;
 	switch (snowflake::read_small_file(kImportsFile, buf, SF_IMPORTS_MAX, &len, error))
 	{
 		case snowflake::ReadResult::Ok:
 			ok = sf_parse_imports(buf, len, [&](int64 s, int64 ms) {
-				if (s == shard)
+				if (s == -1)
+					*floor_ms = ms;
+				else if (s == shard)
 					*reserved_ms = ms;
 			});
 			*damaged = !ok;
@@ -370,6 +389,18 @@ sf_read_import_reservation(int64 shard, int64 *reserved_ms, snowflake::FileError
 			break;
 	}
 	return ok;
+}
+
+/* One line of the imports record: a shard's reservation, or (shard -1) the floor. */
+static size_t
+sf_format_import_line(char *out, size_t size, int64 shard, int64 ms)
+{
+	int			n = shard < 0 ?
+		snprintf(out, size, "floor_unix_ms " INT64_FORMAT "\n", ms) :
+		snprintf(out, size, "shard " INT64_FORMAT " reserved_unix_ms " INT64_FORMAT "\n",
+				 shard, ms);
+
+	return n < 0 ? size : (size_t) n;
 }
 
 bool
@@ -396,9 +427,7 @@ sf_write_import_reservation(int64 shard, int64 reserved_ms, snowflake::FileError
 					written = true;
 				}
 				if (n < SF_IMPORTS_MAX)
-					n += (size_t) snprintf(out + n, SF_IMPORTS_MAX - n,
-										   "shard " INT64_FORMAT " reserved_unix_ms " INT64_FORMAT
-										   "\n", s, ms);
+					n += sf_format_import_line(out + n, SF_IMPORTS_MAX - n, s, ms);
 			});
 			*damaged = !ok;
 			break;
@@ -413,12 +442,13 @@ sf_write_import_reservation(int64 shard, int64 reserved_ms, snowflake::FileError
 			break;
 	}
 	if (ok && !written && n < SF_IMPORTS_MAX)
-		n += (size_t) snprintf(out + n, SF_IMPORTS_MAX - n,
-							   "shard " INT64_FORMAT " reserved_unix_ms " INT64_FORMAT "\n",
-							   shard, reserved_ms);
+		n += sf_format_import_line(out + n, SF_IMPORTS_MAX - n, shard, reserved_ms);
 	if (ok && n >= SF_IMPORTS_MAX)
 	{
-		*damaged = true;		/* cannot happen below 2^20 shards of 60 bytes */
+		/* about 1,400 import shards with reservations fill the record */
+		error->operation = "add another import shard's reservation to";
+		error->path = kImportsFile;
+		error->err = EFBIG;
 		ok = false;
 	}
 	if (ok)

@@ -35,11 +35,13 @@ bool		sf_write_mark(int64 mark_ms, snowflake::FileError *error);
 
 /*
  * pg_snowflake/imports: how far each import shard has reserved (Unix ms of
- * the last millisecond it may issue IDs for).  Reading: -1 when the shard has
- * none; false (with *error) when the file cannot be read or is damaged.
- * Writing: caller holds file_lock exclusively.
+ * the last millisecond it may issue IDs for), and the floor every import
+ * shard resumes above (raised by snowflake_adopt_database()).  Reading: -1
+ * for what is not recorded; false (with *error) when the file cannot be read
+ * or is damaged (a time this layout cannot hold is damage).  Writing (shard
+ * -1: the floor): never lowers a value; caller holds file_lock exclusively.
  */
-bool		sf_read_import_reservation(int64 shard, int64 *reserved_ms,
+bool		sf_read_import_reservation(int64 shard, int64 *reserved_ms, int64 *floor_ms,
 									   snowflake::FileError *error, bool *damaged);
 bool		sf_write_import_reservation(int64 shard, int64 reserved_ms,
 										snowflake::FileError *error, bool *damaged);

@@ -231,7 +231,40 @@ sf_guc_malloc(size_t size)
 #endif
 }
 
-/* Parses snowflake.shard_ids into an SfShardList. */
+/* Frees what sf_guc_malloc gave, when a check hook refuses after all. */
+static void
+sf_guc_free(void *p)
+{
+#if PG_VERSION_NUM >= 160000
+	guc_free(p);
+#else
+	free(p);
+#endif
+}
+
+/*
+ * The first shard of a list that lies outside this server's datacenter, or
+ * -1 (always -1 without datacenters).
+ */
+static int64
+sf_shard_outside_datacenter(const SfShardList *list)
+{
+	int64		lo, hi;
+
+	if (list == NULL || sf_layout.datacenter_bits == 0 || sf_datacenter_id < 0)
+		return -1;
+	sf_datacenter_shards(&lo, &hi);
+	for (int i = 0; i < list->count; i++)
+	{
+		if (list->ranges[i].lo < lo)
+			return list->ranges[i].lo;
+		if (list->ranges[i].hi > hi)
+			return Max((int64) list->ranges[i].lo, hi + 1);	/* the first one past it */
+	}
+	return -1;
+}
+
+/* Parses snowflake.shard_ids (and snowflake.import_shards) into an SfShardList. */
 static bool
 sf_check_shard_ids(char **newval, void **extra, GucSource)
 {
@@ -252,6 +285,24 @@ sf_check_shard_ids(char **newval, void **extra, GucSource)
 		}
 		(void) snowflake::parse_shard_ranges(*newval ? *newval : "", max, list->ranges,
 											 count, &list->count);
+		/* with datacenters, the shards lie in this server's datacenter (at start: below) */
+		if (!process_shared_preload_libraries_in_progress)
+		{
+			int64		bad = sf_shard_outside_datacenter(list);
+
+			if (bad >= 0)
+			{
+				int64		lo, hi;
+
+				sf_datacenter_shards(&lo, &hi);
+				GUC_check_errdetail("Shard " INT64_FORMAT " lies in datacenter " INT64_FORMAT
+									", and this server's snowflake.datacenter_id is %d: its "
+									"shards are " INT64_FORMAT " to " INT64_FORMAT ".", bad,
+									bad >> sf_layout.worker_bits(), sf_datacenter_id, lo, hi);
+				sf_guc_free(list);
+				return false;
+			}
+		}
 		*extra = list;
 		return true;
 	}
@@ -748,6 +799,23 @@ sf_check_datacenter_settings(void)
 						   sf_shard_id >> sf_layout.worker_bits(), sf_datacenter_id,
 						   (int64) sf_datacenter_id << sf_layout.worker_bits(),
 						   (((int64) sf_datacenter_id + 1) << sf_layout.worker_bits()) - 1)));
+	for (int which = 0; which < 2; which++)
+	{
+		int64		bad = sf_shard_outside_datacenter(which == 0 ? sf_shard_list : sf_import_list);
+		int64		lo, hi;
+
+		if (bad < 0)
+			continue;
+		sf_datacenter_shards(&lo, &hi);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s lists shard " INT64_FORMAT ", which is not in datacenter %d",
+						which == 0 ? "snowflake.shard_ids" : "snowflake.import_shards", bad,
+						sf_datacenter_id),
+				 errdetail("Shard " INT64_FORMAT " lies in datacenter " INT64_FORMAT
+						   "; datacenter %d has shards " INT64_FORMAT " to " INT64_FORMAT ".",
+						   bad, bad >> sf_layout.worker_bits(), sf_datacenter_id, lo, hi)));
+	}
 }
 
 /* Defines the generator's settings and checks the layout they make. */

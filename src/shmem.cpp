@@ -241,7 +241,17 @@ sf_slot_if_any(int64 shard)
 ShardSlot *
 sf_slot_for_shard(int64 shard, bool logical)
 {
-	return sf_slot_for(shard, logical, false, -1);
+	ShardSlot  *slot = sf_slot_for(shard, logical, false, -1);
+
+	/* a shard imported into since the start stays an import shard until a restart */
+	if (slot->import_slot)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shard %d was used for imports since the server started",
+						slot->shard_id),
+				 errdetail("Its IDs carry past times; live IDs on it could equal imported ones."),
+				 errhint("Generate live IDs on a shard that was never an import shard.")));
+	return slot;
 }
 
 /*

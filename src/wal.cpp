@@ -209,9 +209,10 @@ sf_redo_layout(XLogReaderState *record)
 }
 
 /*
- * Writes an import shard's new reservation to WAL (caller holds file_lock,
- * after writing pg_snowflake/imports and before any ID under it), so that a
- * standby records it too and, once promoted, resumes the shard above it.
+ * Writes an import shard's new reservation (shard -1: the import floor) to
+ * WAL (caller holds file_lock, after writing pg_snowflake/imports and before
+ * any ID under it), so that a standby records it too and, once promoted,
+ * resumes the shard above it.
  */
 void
 sf_log_import_reservation(int64 shard, int64 reserved_ms)
@@ -239,8 +240,20 @@ sf_redo_import(XLogReaderState *record)
 	if (XLogRecGetDataLen(record) != sizeof(rec))
 		elog(PANIC, "snowflake redo: import record of %u bytes", XLogRecGetDataLen(record));
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
-	if (sf_shared == NULL || rec.shard < 0 || rec.shard > sf_layout.max_shard_id())
+	if (sf_shared == NULL)
 		return;
+	/* shard -1 is the floor; a value this layout cannot hold is never recorded */
+	if (rec.shard < -1 || rec.shard > sf_layout.max_shard_id() ||
+		(rec.reserved_ms != -1 &&
+		 (rec.reserved_ms < sf_layout.epoch_ms ||
+		  rec.reserved_ms > sf_layout.unix_ms_end_of(sf_layout.max_offset()))))
+	{
+		ereport(WARNING,
+				(errmsg("snowflake redo: ignoring an import reservation this layout cannot hold "
+						"(shard " INT64_FORMAT ", " INT64_FORMAT " ms)",
+						(int64) rec.shard, (int64) rec.reserved_ms)));
+		return;
+	}
 	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
 	ok = sf_write_import_reservation(rec.shard, rec.reserved_ms, &error, &damaged);
 	LWLockRelease(sf_shared->file_lock);
@@ -416,6 +429,20 @@ sf_desc(StringInfo buf, XLogReaderState *record)
 		}
 		if (head.count == 0)
 			appendStringInfo(buf, " none");
+		return;
+	}
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_IMPORT &&
+		XLogRecGetDataLen(record) == sizeof(SfImportRecord))
+	{
+		SfImportRecord rec;
+
+		memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+		snowflake::format_utc(rec.reserved_ms, when, sizeof(when));
+		if (rec.shard < 0)
+			appendStringInfo(buf, "import floor %s", when);
+		else
+			appendStringInfo(buf, "import shard " INT64_FORMAT " reserved to %s",
+							 (int64) rec.shard, when);
 		return;
 	}
 	if (XLogRecGetDataLen(record) != sizeof(int64))

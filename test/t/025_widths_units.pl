@@ -99,6 +99,9 @@ is($js->safe_psql('postgres', q{
 	        FROM snowflake_partition_bounds('2030-01-01', '2030-01-08'))
 	   AND (SELECT count(*) FROM snowflake_partition_bounds('2030-01-01', '2030-01-08')) = 7}), 't',
 	'partition intervals, spans and bounds count in 10 ms units');
+is($js->safe_psql('postgres', q{
+	SELECT count(*) FROM snowflake_partition_bounds('2030-01-01', '2030-01-02 00:00:00.005')}), '2',
+	'a range that ends 5 ms into a 10 ms unit includes the partition of that unit');
 ($rc, $out, $err) = $js->psql('postgres', q{SELECT snowflake_partition_interval('15 ms')},
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/ERROR:  22023: partition span "00:00:00.015" is not a whole number of time units\nDETAIL:  IDs carry their time in units of 10 ms/,
@@ -223,7 +226,21 @@ is($dc->safe_psql('postgres', qq{
 is($dc->safe_psql('postgres',
 		'SELECT datacenter_bits, datacenter_id FROM snowflake_layout()'),
 	'4|3', 'snowflake_layout() shows the datacenter');
+# logical and import shards lie in the datacenter too, on reload as at start
+foreach my $setting ('shard_ids', 'import_shards')
+{
+	my ($rc, $out, $err) = $dc->psql('postgres', "ALTER SYSTEM SET snowflake.$setting = '250-260'",
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like($err, qr/ERROR:  22023: invalid value for parameter "snowflake\.$setting": "250-260"\nDETAIL:  Shard 256 lies in datacenter 4, and this server's snowflake\.datacenter_id is 3: its shards are 192 to 255\./,
+		"snowflake.$setting outside the datacenter is refused, naming its shards");
+}
+$dc->safe_psql('postgres', "ALTER SYSTEM SET snowflake.shard_ids = '192-199'");
 $dc->stop;
+$dc->append_conf('postgresql.conf', "snowflake.import_shards = '100'\n");
+ok(!$dc->start(fail_ok => 1), 'import shards outside the datacenter: the server does not start');
+like(slurp_file($dc->logfile), qr/FATAL:  snowflake.import_shards lists shard 100, which is not in datacenter 3/,
+	'the log says which shard and which setting');
+$dc->append_conf('postgresql.conf', "snowflake.import_shards = ''\n");
 $dc->append_conf('postgresql.conf', "snowflake.shard_id = 300\n");
 ok(!$dc->start(fail_ok => 1), 'a shard_id outside the datacenter: the server does not start');
 like(slurp_file($dc->logfile), qr/FATAL:  snowflake.shard_id 300 is not in datacenter 3\n.*DETAIL:  .*datacenter 3 has shards 192 to 255/,

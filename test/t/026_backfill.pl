@@ -180,5 +180,91 @@ my $promoted = $standby->safe_psql('postgres',
 ok($promoted > $day_max, 'and goes on with a later day, above every ID the old primary imported');
 
 $standby->stop;
+
+###########################################################################
+# (e) what a review found: the mark, live calls, the floor, damage, the layout
+###########################################################################
+
+sub mark_ms
+{
+	my ($n) = @_;
+	my ($ms) = slurp_file($n->data_dir . '/pg_snowflake/mark') =~ /^mark_unix_ms (\d+)$/m;
+	return $ms // 0;
+}
+
+# today's rows reserve up to the end of today; after a restart the import
+# slot stands there, which must not carry the server's mark (and every live
+# shard) hours ahead of the clock
+$node->safe_psql('postgres', q{SELECT snowflake_nextval_at(clock_timestamp() - interval '1 second', 901)});
+$node->stop('immediate');
+$node->start;
+($rc, $out, $err) = $node->psql('postgres', q{SELECT snowflake_nextval_at(clock_timestamp() - interval '1 second', 901)});
+$node->safe_psql('postgres', q{SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)});
+sleep 3;    # the mark worker's turn
+cmp_ok(mark_ms($node), '<', int(time * 1000) + 60_000,
+	'an import slot resumed at the end of its reserved day does not carry the mark ahead');
+$node->stop('immediate');
+$node->start;
+($rc, $out, $err) = $node->psql('postgres', 'SELECT snowflake_nextval()',
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+is($rc, 0, 'after another crash live generation works at once') or diag($err);
+
+# a shard imported into since the start cannot generate live IDs, and says so
+$node->safe_psql('postgres', q{SELECT snowflake_nextval_at('2026-01-13 00:00:00+00', 902)});
+$node->append_conf('postgresql.conf', "snowflake.import_shards = '900-901, 950'\nsnowflake.shard_ids = '2-3, 902'\n");
+$node->reload;
+$node->poll_query_until('postgres', q{SELECT current_setting('snowflake.shard_ids') LIKE '%902'});
+refused(q{SELECT snowflake_nextval(902)},
+	qr/ERROR:  55000: shard 902 was used for imports since the server started/,
+	'a live call on a shard imported into since the start');
+$node->append_conf('postgresql.conf', "snowflake.import_shards = '900-902, 950'\nsnowflake.shard_ids = '2-3'\n");
+$node->reload;
+$node->poll_query_until('postgres', q{SELECT current_setting('snowflake.shard_ids') = '2-3'});
+
+# the floor raised for a database whose pg_snowflake/ was lost holds for
+# import shards too, in memory and, recorded, after a restart
 $node->stop;
+unlink $node->data_dir . '/pg_snowflake/imports' or die "unlink: $!";
+$node->start;
+$node->safe_psql('postgres', q{SELECT snowflake_raise_floor(clock_timestamp())});
+like(slurp_file($node->data_dir . '/pg_snowflake/imports'), qr/^floor_unix_ms \d+$/m,
+	'snowflake_raise_floor() records the floor for import shards');
+refused(q{SELECT snowflake_nextval_at('2025-01-01 00:00:00+00', 901)},
+	qr/ERROR:  22023: creation time .* is earlier than the last ID of import shard 901/,
+	'an import below the raised floor is refused');
+$node->restart;
+refused(q{SELECT snowflake_nextval_at('2025-01-01 00:00:00+00', 900)},
+	qr/ERROR:  22023: creation time .* is earlier than the last ID of import shard 900/,
+	'after a restart too, on any import shard (its reservation lost with the file)');
+
+# a value this layout cannot hold in pg_snowflake/imports is damage
+$node->stop;
+append_to_file($node->data_dir . '/pg_snowflake/imports', "shard 950 reserved_unix_ms 99999999999999999\n");
+$node->start;
+refused(q{SELECT snowflake_nextval_at('2026-02-01 00:00:00+00', 950)},
+	qr/ERROR:  XX001: could not read the snowflake import reservations/,
+	'an impossible reservation is refused as damage, never resumed from');
+$node->stop;
+
+# the first ID, even an imported one, records the layout: a changed layout is
+# then refused as for live IDs
+my $fresh = PostgreSQL::Test::Cluster->new('backfill_fresh');
+$fresh->init;
+$fresh->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'snowflake'
+snowflake.shard_id = 1
+snowflake.import_shards = '5'
+});
+$fresh->start;
+$fresh->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+$fresh->safe_psql('postgres', q{SELECT snowflake_nextval_at('2025-01-01 00:00:00+00', 5)});
+ok(-f $fresh->data_dir . '/pg_snowflake/layout', 'an import records the layout');
+$fresh->stop;
+$fresh->append_conf('postgresql.conf', "snowflake.time_unit = '10ms'\n");
+$fresh->start;
+($rc, $out, $err) = $fresh->psql('postgres', q{SELECT snowflake_nextval_at('2025-06-01 00:00:00+00', 5)},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  55000: the snowflake ID layout differs from the one this data directory generated with/,
+	'a layout changed after an import is refused');
+$fresh->stop;
 done_testing();

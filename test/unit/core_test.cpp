@@ -2682,6 +2682,23 @@ TEST(LayoutWidthUnit, WidthAndUnitShapeTheTimestamp)
 	EXPECT_EQ(d.unix_ms, kDefaultEpochMs + 123450);
 	EXPECT_EQ(d.shard, 7);
 	EXPECT_EQ(d.sequence, 3);
+
+	// a layout that outlasts int64 milliseconds (54 timestamp bits of 1 s):
+	// accepted, and its times saturate instead of wrapping
+	Layout		wide = js;
+	wide.id_bits = 63;
+	wide.unit_ms = 1000;
+	wide.shard_bits = 0;
+	wide.sequence_bits = 9;
+	ASSERT_EQ(check_layout(wide, kDefaultEpochMs + 1000), LayoutProblem::None);
+	EXPECT_EQ(wide.unix_ms_end_of(wide.max_offset()), INT64_MAX);
+	EXPECT_EQ(wide.unix_ms_of(wide.max_offset()), INT64_MAX);
+	EXPECT_EQ(wide.last_unix_ms(), INT64_MAX);
+	EXPECT_EQ(wide.unix_ms_end_of(5), kDefaultEpochMs + 5999);
+	// the last unit that int64 ms still hold ends within them
+	int64_t		last_whole = (INT64_MAX - wide.epoch_ms) / wide.unit_ms - 1;
+	EXPECT_GT(wide.unix_ms_end_of(last_whole), wide.unix_ms_of(last_whole));
+	EXPECT_LT(wide.unix_ms_end_of(last_whole), INT64_MAX);
 }
 
 TEST(LayoutWidthUnit, RefusesWhatLeavesNoRoom)
