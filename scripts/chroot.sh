@@ -40,11 +40,6 @@ experimental=
 
 cache=${SNOWFLAKE_CHROOTS:-/var/cache/snowflake/chroots}
 root=$cache/$name
-# the Debian mirror this machine's apt uses (DEBIAN_MIRROR overrides it)
-debian_mirror() {
-  apt-cache policy 2>/dev/null |
-    awk -v s="$(host_codename)/main" '$3 == s && $2 ~ /^https?:/ { print $2; exit }'
-}
 mkdir -p "$cache"
 
 exec 9>"$cache/$name.lock"
@@ -117,7 +112,7 @@ if [ ! -f "$root/.snowflake-complete" ]; then
   remove_tree "$root"
   remove_tree "$root.partial"
   ensure_debootstrap
-  mirror=${DEBIAN_MIRROR:-$(debian_mirror)}
+  mirror=${DEBIAN_MIRROR:-$(debian_mirror)}     # DEBIAN_MIRROR overrides lib.sh's
   [ -n "$mirror" ] || { apt-get update -qq; mirror=$(debian_mirror); }
   [ -n "$mirror" ] || { echo "no Debian mirror in apt's sources: set DEBIAN_MIRROR" >&2; exit 1; }
   include=$(PG_VERSION=$version bash "$REPO/scripts/install-deps.sh" --list)

@@ -26,6 +26,12 @@ pg_suite() {
 # The codename of the Debian release we run on (inside a chroot: the chroot's).
 host_codename() { (. /etc/os-release && echo "${VERSION_CODENAME:-unknown}"); }
 
+# The Debian mirror this machine's apt uses (the chroots are made from it).
+debian_mirror() {
+  apt-cache policy 2>/dev/null |
+    awk -v s="$(host_codename)/main" '$3 == s && $2 ~ /^https?:/ { print $2; exit }'
+}
+
 # Whether PostgreSQL $1 is tested right here: it is installed, or it is the
 # version this Debian release packages (install-deps.sh installs it).
 pg_runs_here() {
