@@ -60,7 +60,7 @@ if [ ${#versions[@]} -gt 1 ] || ! pg_runs_here "${versions[0]}"; then
         echo "chroot of PostgreSQL $v: $r after $(( (SECONDS - start) / 60 )) min $(( (SECONDS - start) % 60 )) s"
       done' "$REPO/scripts/chroot.sh" "${ahead[@]}" >"$prep_log" 2>&1 </dev/null &
     prep_pid=$!
-    trap 'kill -TERM -- -"$prep_pid" 2>/dev/null || true' EXIT
+    trap 'kill -TERM -- -"$prep_pid" 2>/dev/null || true; rm -f "$prep_log"' EXIT
   fi
 
   for v in "${versions[@]}"; do
