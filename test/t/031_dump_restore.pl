@@ -4,8 +4,7 @@
 # The source ("origin", shard 1, logical shards 100-103) has its clock 40 s
 # ahead (libfaketime in its postmaster), so the IDs it issued are ahead of the
 # second server's real clock, as after a move from a server whose clock ran
-# fast; still more than 10 s ahead when checked, after the dump, a new
-# cluster and the restore (10 to 15 s on a loaded machine).  Its database has: DEFAULT snowflake_nextval(), a generated column and
+# fast.  Its database has: DEFAULT snowflake_nextval(), a generated column and
 # expression indexes over the decoders, a view over them, a table partitioned
 # by ranges of IDs bounded with snowflake_min_id() (with historical rows in an
 # older partition), and logical shards through snowflake_nextval(N), both as
