@@ -2,10 +2,18 @@
 
 EXTENSION  = snowflake
 MODULE_big = snowflake
-OBJS       = src/core.o src/atomicgen.o src/statefile.o src/settings.o src/state.o src/origin.o \
-             src/seqstart.o src/layouts.o src/fastpath.o src/snowflake.o src/etcd.o src/registry.o
+# in layer order (see src/snowflake.cpp): core, settings, state, registry, SQL
+OBJS       = src/layout.o src/generator.o src/atomicgen.o src/textform.o src/shardlist.o \
+             src/records.o src/statefile.o \
+             src/settings.o src/seqstart.o \
+             src/recorded.o src/fastpath.o src/shmem.o src/wal.o src/mark.o \
+             src/etcd_json.o src/etcd.o src/backend_etcd.o src/registry.o src/lease.o \
+             src/generate.o src/backfill.o src/decode.o src/partitions.o src/layouts.o src/stats.o src/metrics.o src/origin.o \
+             src/snowflake.o
 # relative to the source folder, also in out-of-tree builds
-DATA       = $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/snowflake--*.sql))
+# (and the secondary control files of older versions: snowflake--1.0.control)
+DATA       = $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/snowflake--*.sql) \
+                                     $(wildcard $(srcdir)/sql/snowflake--*.control))
 PGFILEDESC = "snowflake - Snowflake ID generator"
 
 PG_CONFIG ?= pg_config
@@ -19,7 +27,7 @@ PG_CPPFLAGS = -I$(srcdir)/src -isystem $(shell $(PG_CONFIG) --includedir-server)
 # pg_regress runs on a temporary instance that preloads the library; with
 # REGRESS_INSTANCE=existing it uses the server PGHOST/PGPORT name instead,
 # which must include test/regress.conf (debian/tests/installcheck does).
-REGRESS      = setup decode nextval shards ranges text stats settings units seqstart layouts convert
+REGRESS      = setup decode nextval shards ranges partitions text stats settings units seqstart layouts convert
 REGRESS_INSTANCE ?= temp
 ifeq ($(REGRESS_INSTANCE),temp)
 REGRESS_OPTS = --temp-instance=./tmp_check_regress \
@@ -50,18 +58,25 @@ override COMPILER = $(CXX) $(CFLAGS)
 BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src
 
 # GoogleTest unit tests of the core (no server involved).
-# (etcd_test: the registry client's JSON reader, base64 and endpoint list)
-test/unit/core_test: test/unit/core_test.cpp src/core.cpp src/core.hpp src/statefile.cpp src/statefile.hpp \
-		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp
-	$(CXX) -std=c++17 -Wall -Wextra -O1 -g -I$(srcdir)/src -o $@ \
-		test/unit/core_test.cpp src/core.cpp src/statefile.cpp \
-		test/unit/etcd_test.cpp src/etcd.cpp -lcurl -lgtest -lgtest_main -pthread
+# (etcd_test: the registry client's JSON lookups, base64 and endpoint list;
+# the JSON parser and base64 are PostgreSQL's, from libpgcommon, built as
+# frontend code: -DFRONTEND)
+PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
+PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
+CORE_SRCS = src/layout.cpp src/generator.cpp src/textform.cpp src/shardlist.cpp src/records.cpp
+test/unit/core_test: test/unit/core_test.cpp $(CORE_SRCS) src/*.hpp src/statefile.cpp \
+		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp src/etcd_json.cpp src/etcd_json.hpp
+	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
+		-isystem $(PG_INCLUDEDIR_SERVER) -o $@ \
+		test/unit/core_test.cpp $(CORE_SRCS) src/statefile.cpp \
+		test/unit/etcd_test.cpp src/etcd.cpp src/etcd_json.cpp \
+		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcurl -lgtest -lgtest_main -pthread -lm
 
 # The lock-free generator's tests, many threads on one word, under
 # ThreadSanitizer (a data race or a failed property fails the run).
-test/unit/atomicgen_test: test/unit/atomicgen_test.cpp src/atomicgen.cpp src/atomicgen.hpp src/core.cpp src/core.hpp
+test/unit/atomicgen_test: test/unit/atomicgen_test.cpp src/atomicgen.cpp src/atomicgen.hpp $(CORE_SRCS) src/*.hpp
 	$(CXX) -std=c++17 -Wall -Wextra -O1 -g -fsanitize=thread -I$(srcdir)/src -o $@ \
-		test/unit/atomicgen_test.cpp src/atomicgen.cpp src/core.cpp -lgtest -lgtest_main -pthread
+		test/unit/atomicgen_test.cpp src/atomicgen.cpp $(CORE_SRCS) -lgtest -lgtest_main -pthread
 
 tsancheck: test/unit/atomicgen_test
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" test/unit/atomicgen_test

@@ -96,7 +96,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Runs a command in chroot directory $1 with a clean environment.
+# Runs a command in chroot directory $1 with a clean environment.  The
+# command does not inherit the lock's descriptor: a server it leaves running
+# would otherwise hold the lock and block every later run.
 in_dir() {
   local dir=$1; shift
   chroot "$dir" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
@@ -104,7 +106,7 @@ in_dir() {
     PG_VERSIONS="$version" PG_VERSION="$version" \
     ${SUITES:+SUITES="$SUITES"} ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     ${INTEGRATION_TESTS:+INTEGRATION_TESTS="$INTEGRATION_TESTS"} \
-    ${SKIP_BUILD:+SKIP_BUILD="$SKIP_BUILD"} "$@"
+    ${SKIP_BUILD:+SKIP_BUILD="$SKIP_BUILD"} "$@" 9>&-
 }
 
 if [ ! -f "$root/.snowflake-complete" ]; then

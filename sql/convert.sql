@@ -159,13 +159,33 @@ SELECT * FROM feed('t_logical', 'id');
 INSERT INTO t_logical DEFAULT VALUES;
 SELECT snowflake_shard_id(id) AS shard FROM t_logical;
 
+-- a list partition key cannot route new IDs: the hint says what can
+CREATE TABLE t_list (id bigserial, PRIMARY KEY (id)) PARTITION BY LIST (id);
+CREATE TABLE t_list_1 PARTITION OF t_list FOR VALUES IN (1, 2, 3);
+SELECT snowflake_convert_column('t_list', 'id');
+
+-- 10. a column already fed by snowflake_nextval() just gets the new default
+-- (recognised by the function's OID, not the default's text); terse: the
+-- notice's detail carries raw IDs
+\set VERBOSITY terse
+SELECT snowflake_convert_column('t_serial', 'id');
+SELECT snowflake_convert_column('t_logical', 'id');
+\set VERBOSITY default
+SELECT * FROM feed('t_logical', 'id');
+-- a function of another name that merely contains "snowflake_nextval(" is not ours
+CREATE FUNCTION legacy_snowflake_nextval() RETURNS bigint LANGUAGE sql AS 'SELECT 1::bigint';
+CREATE TABLE t_legacy (id bigint PRIMARY KEY DEFAULT legacy_snowflake_nextval());
+SELECT snowflake_convert_column('t_legacy', 'id');
+
 -- 9. the function: PL/pgSQL, SECURITY INVOKER, a fixed search_path
 SELECT p.oid::regprocedure AS function, l.lanname, p.prosecdef, p.provolatile, p.proconfig
 FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
 WHERE p.proname = 'snowflake_convert_column' ORDER BY 1::text;
 
 DROP TABLE t_serial, t_explicit, t_always, t_by_default, t_shared_a, t_shared_b, t_int, t_big,
-    t_other_default, t_not_mine, t_rollback, t_part, t_part_ident, t_hash, t_range, t_logical CASCADE;
+    t_other_default, t_not_mine, t_rollback, t_part, t_part_ident, t_hash, t_range, t_logical,
+    t_list, t_legacy CASCADE;
+DROP FUNCTION legacy_snowflake_nextval();
 DROP SEQUENCE order_numbers;
 DROP ROLE regress_snowflake_other;
 DROP FUNCTION sqlstate_of(text), feed(regclass, name);

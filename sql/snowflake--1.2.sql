@@ -146,13 +146,18 @@ CREATE FUNCTION snowflake_layout(
     OUT max_shard_id integer,
     OUT ids_per_ms_per_shard bigint,
     OUT last_timestamp timestamptz,
-    OUT shard_id integer)
+    OUT shard_id integer,
+    OUT id_bits integer,
+    OUT time_unit_ms integer,
+    OUT ids_per_unit_per_shard bigint,
+    OUT datacenter_bits integer,
+    OUT datacenter_id integer)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_layout'
 LANGUAGE C STABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowflake_layout() IS
-'the ID layout of this server (epoch, field widths, per-shard ceiling, last representable time) and its shard ID (NULL when unset)';
+'the ID layout of this server (epoch, field widths, per-shard ceiling, last representable time, ID width, time unit, datacenter bits) and its shard ID and datacenter (NULL when unset)';
 
 -- Observability: VOLATILE (counters move), PARALLEL SAFE (shared memory).
 CREATE FUNCTION snowflake_stats(
@@ -229,6 +234,67 @@ REVOKE ALL ON FUNCTION snowflake_registry() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION snowflake_registry() TO pg_read_all_stats;
 GRANT SELECT ON snowflake_registry TO pg_read_all_stats;
 
+-- Metrics for Prometheus (postgres_exporter with monitoring/snowflake.queries.yml;
+-- docs/monitoring.md): per shard, and for the server and its registry.
+-- VOLATILE (counters move), PARALLEL SAFE (shared memory only); times in
+-- seconds, counts since snowflake_stats_reset() or the server's start.
+CREATE FUNCTION snowflake_metrics(
+    OUT shard_id integer,
+    OUT ids_issued bigint,
+    OUT sequence_exhausted bigint,
+    OUT clock_steps_back bigint,
+    OUT largest_step_back_seconds double precision,
+    OUT waits bigint,
+    OUT wait_seconds double precision,
+    OUT registry_waits bigint,
+    OUT registry_wait_seconds double precision,
+    OUT refusals_clock bigint,
+    OUT refusals_before_epoch bigint,
+    OUT refusals_timestamp_end bigint,
+    OUT refusals_registry_mark bigint,
+    OUT lead_seconds double precision,
+    OUT mark_headroom_seconds double precision,
+    OUT inline_mark_writes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'snowflake_metrics'
+LANGUAGE C VOLATILE PARALLEL SAFE ROWS 1;
+
+COMMENT ON FUNCTION snowflake_metrics() IS
+'metrics per shard used since the server started, for Prometheus: IDs issued, sequence exhaustions, backward clock steps, waits for the clock and for the registry''s mark and their seconds, refusals by cause (clock, before_epoch, timestamp_end, registry_mark), the lead over the clock and the durable mark''s headroom in seconds, inline mark writes';
+
+-- EXECUTE stays with PUBLIC: the same counters as snowflake_stats, which
+-- every role may read
+
+CREATE FUNCTION snowflake_server_metrics(
+    OUT shards_used integer,
+    OUT max_shards integer,
+    OUT mark_writes bigint,
+    OUT max_clock_lead_seconds double precision,
+    OUT max_clock_wait_seconds double precision,
+    OUT timestamp_end timestamptz,
+    OUT timestamp_seconds_left double precision,
+    OUT generation_refused boolean,
+    OUT registry_enabled boolean,
+    OUT registry_state text,
+    OUT registry_shard_id integer,
+    OUT registry_generating boolean,
+    OUT registry_lease_ttl_seconds double precision,
+    OUT registry_lease_seconds_left double precision,
+    OUT registry_mark_ahead_seconds double precision,
+    OUT registry_errors bigint,
+    OUT registry_refusals bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_server_metrics'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_server_metrics() IS
+'metrics of the server, for Prometheus: shards used and max_shards, mark writes, max_clock_lead and max_clock_wait in seconds, the end of the timestamp field and the seconds left to it, whether generation is refused (damaged or foreign state), and the registry: state, shard held, whether it allows generation, lease TTL, seconds to the lease deadline, freshness mark ahead of the clock, failed requests, calls refused';
+
+-- the registry's state and lease, like snowflake_registry: for monitoring
+-- roles (pg_monitor is a member of pg_read_all_stats), not every login role
+REVOKE ALL ON FUNCTION snowflake_server_metrics() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_server_metrics() TO pg_read_all_stats;
+
 -- Origin (1.1): the cluster where this database's extension was created, so
 -- that a database moved to another cluster without pg_snowflake/ (pg_upgrade,
 -- a file-level copy) is refused rather than allowed to repeat old IDs; see
@@ -248,74 +314,144 @@ COMMENT ON TABLE snowflake_origin IS
 -- every generating call reads it once per session
 GRANT SELECT ON snowflake_origin TO PUBLIC;
 
-CREATE FUNCTION snowflake_raise_floor(ts timestamptz)
+CREATE FUNCTION snowflake_raise_floor(ts timestamptz, allow_future boolean DEFAULT false)
 RETURNS void
 AS 'MODULE_PATHNAME', 'snowflake_raise_floor'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION snowflake_raise_floor(timestamptz) IS
-'makes every shard of this server resume strictly above the millisecond of ts (durable, WAL-logged); used by snowflake_adopt_database()';
+COMMENT ON FUNCTION snowflake_raise_floor(timestamptz, boolean) IS
+'makes every shard of this server resume strictly above the millisecond of ts (durable, WAL-logged); refuses a ts more than snowflake.max_clock_lead + snowflake.max_clock_wait ahead of the clock unless allow_future; used by snowflake_adopt_database()';
 
-REVOKE ALL ON FUNCTION snowflake_raise_floor(timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_raise_floor(timestamptz, boolean) FROM PUBLIC;
 
-CREATE FUNCTION snowflake_adopt_database(at_least timestamptz DEFAULT NULL)
+CREATE FUNCTION snowflake_adopt_database(at_least timestamptz DEFAULT NULL,
+                                         allow_future boolean DEFAULT false)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    ext_schema text;
+    ext_schema name;
     col record;
     top bigint;
+    top_ts timestamptz;
     m bigint;
+    m_ts timestamptz;
     checked int := 0;
     floor_ts timestamptz;
+    lead_text text;
+    wait_text text;
+    bound interval;
+    limit_ts timestamptz;
 BEGIN
+    IF allow_future IS NULL THEN
+        RAISE EXCEPTION 'snowflake_adopt_database: allow_future must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     SELECT n.nspname INTO ext_schema
-    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+    FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
     WHERE e.extname = 'snowflake';
+
+    -- functions of our names in our schema that are not ours would make the
+    -- calls below ambiguous: say so instead (they never run: see the README,
+    -- "Privileges")
+    PERFORM 1 FROM pg_catalog.pg_proc p
+    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace AND n.nspname = ext_schema
+    WHERE p.proname IN ('snowflake_timestamp', 'snowflake_raise_floor')
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                      JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+                      WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
+                        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                        AND d.deptype = 'e');
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema % holds functions named like snowflake''s own that are not the extension''s',
+                        ext_schema
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Drop them, or move the extension to a schema only trusted roles may create in '
+                         '(ALTER EXTENSION snowflake SET SCHEMA ...).';
+    END IF;
+
+    -- a floor further ahead of the clock than the lead plus the wait would
+    -- make every generating call of the server fail until the clock reaches
+    -- it: one far-future value inserted by anyone with INSERT must not do that
+    lead_text := pg_catalog.current_setting('snowflake.max_clock_lead', true);
+    wait_text := pg_catalog.current_setting('snowflake.max_clock_wait', true);
+    IF lead_text IS NOT NULL AND wait_text IS NOT NULL THEN
+        bound := lead_text::pg_catalog.interval + wait_text::pg_catalog.interval;
+        limit_ts := pg_catalog.clock_timestamp() + bound;
+    END IF;
 
     -- every bigint column whose default calls a function of this extension
     FOR col IN
-        SELECT DISTINCT ad.adrelid::regclass AS tbl, a.attname
-        FROM pg_attrdef ad
-        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
-        JOIN pg_class c ON c.oid = ad.adrelid
-        JOIN pg_depend d ON d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
-                        AND d.refclassid = 'pg_proc'::regclass
-        JOIN pg_depend x ON x.classid = 'pg_proc'::regclass AND x.objid = d.refobjid
-                        AND x.refclassid = 'pg_extension'::regclass AND x.deptype = 'e'
-        JOIN pg_extension e ON e.oid = x.refobjid AND e.extname = 'snowflake'
-        WHERE a.atttypid = 'bigint'::regtype AND NOT a.attisdropped
+        SELECT DISTINCT ad.adrelid::pg_catalog.regclass AS tbl, a.attname
+        FROM pg_catalog.pg_attrdef ad
+        JOIN pg_catalog.pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+        JOIN pg_catalog.pg_class c ON c.oid = ad.adrelid
+        JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+                        AND d.objid = ad.oid
+                        AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+        JOIN pg_catalog.pg_depend x ON x.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                        AND x.objid = d.refobjid
+                        AND x.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                        AND x.deptype = 'e'
+        JOIN pg_catalog.pg_extension e ON e.oid = x.refobjid AND e.extname = 'snowflake'
+        WHERE a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype AND NOT a.attisdropped
           AND c.relkind IN ('r', 'p')
     LOOP
-        EXECUTE format('SELECT max(%I) FROM %s', col.attname, col.tbl) INTO m;
+        EXECUTE format('SELECT pg_catalog.max(%I) FROM %s', col.attname, col.tbl) INTO m;
         checked := checked + 1;
-        IF m IS NOT NULL AND (top IS NULL OR m > top) THEN
+        CONTINUE WHEN m IS NULL;
+        EXECUTE format('SELECT %I.snowflake_timestamp($1::pg_catalog.int8)', ext_schema)
+            INTO m_ts USING m;
+        IF m_ts > limit_ts AND NOT allow_future THEN
+            RAISE EXCEPTION 'the largest snowflake ID in column "%" of % is too far ahead of the clock',
+                            col.attname, col.tbl
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = format('Its value %s carries %s, %s ahead of the clock; a floor more than '
+                                      'snowflake.max_clock_lead + snowflake.max_clock_wait (%s ms) ahead would '
+                                      'make every generating call on this server fail until the clock '
+                                      'reaches it. Nothing was changed.',
+                                      m, m_ts, pg_catalog.date_trunc('second', m_ts - pg_catalog.clock_timestamp()),
+                                      (pg_catalog.date_part('epoch', bound) * 1000)::pg_catalog.int8),
+                      HINT = 'If that row does not hold a real snowflake ID, fix or delete it and run '
+                             'snowflake_adopt_database() again; if IDs really were issued that far ahead, '
+                             'run snowflake_adopt_database(allow_future => true).';
+        END IF;
+        IF top IS NULL OR m > top THEN
             top := m;
+            top_ts := m_ts;
         END IF;
     END LOOP;
 
-    IF top IS NOT NULL THEN
-        EXECUTE format('SELECT %I.snowflake_timestamp($1)', ext_schema) INTO floor_ts USING top;
+    IF at_least > limit_ts AND NOT allow_future THEN
+        RAISE EXCEPTION 'snowflake floor % is too far ahead of the clock', at_least
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('It is %s ahead; a floor more than snowflake.max_clock_lead + '
+                                  'snowflake.max_clock_wait (%s ms) ahead would make every generating '
+                                  'call on this server fail until the clock reaches it. Nothing was changed.',
+                                  pg_catalog.date_trunc('second', at_least - pg_catalog.clock_timestamp()),
+                                  (pg_catalog.date_part('epoch', bound) * 1000)::pg_catalog.int8),
+                  HINT = 'Check the value; if IDs really were issued that far ahead, pass allow_future => true.';
     END IF;
-    floor_ts := greatest(floor_ts, at_least);
+    floor_ts := greatest(top_ts, at_least);
     IF floor_ts IS NOT NULL THEN
-        EXECUTE format('SELECT %I.snowflake_raise_floor($1)', ext_schema) USING floor_ts;
+        EXECUTE format('SELECT %I.snowflake_raise_floor($1::pg_catalog.timestamptz, $2::pg_catalog.bool)',
+                       ext_schema)
+            USING floor_ts, allow_future;
     END IF;
     EXECUTE format('UPDATE %I.snowflake_origin SET system_identifier = '
                    '(SELECT system_identifier FROM pg_catalog.pg_control_system()), '
-                   'recorded_at = now()', ext_schema);
+                   'recorded_at = pg_catalog.now()', ext_schema);
     RAISE NOTICE 'snowflake: checked % column(s); this server now generates above %',
         checked, coalesce(floor_ts::text, 'the clock (no IDs found)');
     RETURN floor_ts;
 END
 $$;
 
-COMMENT ON FUNCTION snowflake_adopt_database(timestamptz) IS
-'adopts a database moved from another cluster without its snowflake state: resumes above its largest ID in columns defaulting to snowflake functions (and above at_least), then records this cluster as its origin';
+COMMENT ON FUNCTION snowflake_adopt_database(timestamptz, boolean) IS
+'adopts a database moved from another cluster without its snowflake state: resumes above its largest ID in columns defaulting to snowflake functions (and above at_least), then records this cluster as its origin; refuses a floor more than snowflake.max_clock_lead + snowflake.max_clock_wait ahead of the clock unless allow_future';
 
-REVOKE ALL ON FUNCTION snowflake_adopt_database(timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_adopt_database(timestamptz, boolean) FROM PUBLIC;
 -- Decoding other systems' IDs by layout name (twitter, discord, instagram,
 -- sonyflake, mastodon, or snowflake for this server's own).  IMMUTABLE: the
 -- named layouts are constants; "snowflake" is fixed at server start and
@@ -398,6 +534,25 @@ BEGIN
     SELECT n.nspname INTO ext
     FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
     WHERE e.extname = 'snowflake';
+
+    -- functions of our names in our schema that are not ours would make the
+    -- calls below ambiguous: say so instead (they never run: see the README,
+    -- "Privileges")
+    PERFORM 1 FROM pg_catalog.pg_proc p
+    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace AND n.nspname = ext
+    WHERE p.proname IN ('snowflake_nextval', 'snowflake_min_id', 'snowflake_convert_column')
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                      JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+                      WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
+                        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                        AND d.deptype = 'e');
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema % holds functions named like snowflake''s own that are not the extension''s',
+                        ext
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Drop them, or move the extension to a schema only trusted roles may create in '
+                         '(ALTER EXTENSION snowflake SET SCHEMA ...).';
+    END IF;
 
     -- what it is, and whose
     SELECT c.relkind, c.relispartition, c.relowner INTO rel
@@ -484,7 +639,17 @@ BEGIN
                 JOIN pg_catalog.pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
                 WHERE dep.classid = 'pg_catalog.pg_attrdef'::regclass AND dep.objid = r.defoid
                   AND dep.refclassid = 'pg_catalog.pg_class'::regclass);
-            IF r.expr ~ 'snowflake_nextval\(' THEN
+            -- ours if the default calls snowflake_nextval of this extension:
+            -- the function by OID (a member of the extension), never by text
+            IF EXISTS (
+                SELECT 1 FROM pg_catalog.pg_depend dep
+                JOIN pg_catalog.pg_depend x
+                  ON x.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND x.objid = dep.refobjid
+                 AND x.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND x.deptype = 'e'
+                JOIN pg_catalog.pg_extension e ON e.oid = x.refobjid AND e.extname = 'snowflake'
+                JOIN pg_catalog.pg_proc p ON p.oid = dep.refobjid AND p.proname = 'snowflake_nextval'
+                WHERE dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = r.defoid
+                  AND dep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass) THEN
                 already := true;
             ELSIF NOT EXISTS (
                 SELECT 1 FROM pg_catalog.pg_depend dep
@@ -551,9 +716,13 @@ BEGIN
                                     WHEN r.partnatts > 1
                                     THEN 'The column is part of a multi-column partition key.'
                                     ELSE format('New IDs are about %s; no range partition (and no default partition) holds that.', probe) END,
-                      HINT = format('Add a partition for the new IDs first, for example: CREATE TABLE ... '
-                                    'PARTITION OF %s FOR VALUES FROM (%s.snowflake_min_id(''...'')) TO (MAXVALUE);',
-                                    r.parent, pg_catalog.quote_ident(ext));
+                      HINT = CASE WHEN r.partstrat = 'l' OR r.partnatts > 1
+                                  THEN 'New snowflake IDs cannot be routed by a list of values or a multi-column '
+                                       'key: partition by RANGE on the ID alone (bounds from snowflake_min_id()) '
+                                       'or by HASH, or keep the column as it is.'
+                                  ELSE format('Add a partition for the new IDs first, for example: CREATE TABLE ... '
+                                              'PARTITION OF %s FOR VALUES FROM (%s.snowflake_min_id(''...'')) TO (MAXVALUE);',
+                                              r.parent, pg_catalog.quote_ident(ext)) END;
         END IF;
     END LOOP;
 
@@ -597,7 +766,7 @@ BEGIN
         changes := changes || format('replaced DEFAULT %s', old_default);
     END IF;
     IF already THEN
-        changes := changes || 'the column already used snowflake IDs';
+        changes := changes || 'the column already used snowflake IDs'::text;
     END IF;
 
     FOREACH seq_rel IN ARRAY coalesce(seqs, '{}') LOOP
@@ -650,3 +819,82 @@ $convert$;
 
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean) IS
 'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval() in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false';
+
+-- Datacenters (1.2): the shard field is datacenter | worker with
+-- snowflake.datacenter_bits; IMMUTABLE like the other decoders.
+CREATE FUNCTION snowflake_datacenter(id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowflake_datacenter'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_datacenter(bigint) IS
+'datacenter part of the shard field of a Snowflake ID (snowflake.datacenter_bits; 0 without datacenters)';
+
+CREATE FUNCTION snowflake_worker(id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowflake_worker'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_worker(bigint) IS
+'worker part of the shard field of a Snowflake ID (the whole shard field without datacenters)';
+
+-- Backfill (1.2): IDs carrying an imported row's original creation time, on
+-- shards reserved for imports (snowflake.import_shards), never used live.
+-- Granted like logical shards: the operator chooses who may import.
+CREATE FUNCTION snowflake_nextval_at(created_at timestamptz, shard_id integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_nextval_at'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowflake_nextval_at(timestamptz, integer) IS
+'an ID of an import shard (snowflake.import_shards) carrying created_at (to the time unit); times must not decrease per shard';
+
+CREATE FUNCTION snowflake_nextval_at_batch(created_at timestamptz[], shard_id integer)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'snowflake_nextval_at_batch'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE ROWS 1000;
+
+COMMENT ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) IS
+'one ID per element of a sorted array of creation times, in order, on an import shard (snowflake.import_shards)';
+
+REVOKE ALL ON FUNCTION snowflake_nextval_at(timestamptz, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) FROM PUBLIC;
+
+-- Partitioning by the key (1.2): the number of IDs in a span of time, for
+-- range partitioning in fixed steps of IDs (pg_partman's integer
+-- partitioning), the bounds such partitions have, and the span a step of IDs
+-- covers.  Integer partitions start at multiples of the step counted from
+-- ID 0, which is snowflake.epoch, so they start at UTC midnights (or whole
+-- hours, ...) only when the epoch does; the functions refuse a span that
+-- would not, unless require_alignment is false.  In C, reading the layout
+-- (time unit included) itself.  IMMUTABLE for the reason the decoders are:
+-- the layout is fixed at server start and checked against the data
+-- directory.  See docs/operations.md, "Partitioning by the key with pg_partman".
+CREATE FUNCTION snowflake_partition_interval(span interval DEFAULT '1 day',
+                                             require_alignment boolean DEFAULT true)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_partition_interval'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_partition_interval(interval, boolean) IS
+'the number of IDs in a span of time (default 1 day): the interval for pg_partman''s integer partitioning on a snowflake key; refuses spans whose partitions would not start at UTC midnights (or multiples of the span in the UTC day) unless require_alignment is false';
+
+CREATE FUNCTION snowflake_partition_bounds(from_time timestamptz, to_time timestamptz,
+                                           span interval DEFAULT '1 day',
+                                           require_alignment boolean DEFAULT true,
+                                           OUT starts timestamptz, OUT ends timestamptz,
+                                           OUT from_id bigint, OUT to_id bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'snowflake_partition_bounds'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 100;
+
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval, boolean) IS
+'the partitions of a fixed number of IDs (snowflake_partition_interval(span), as pg_partman makes them) that hold the IDs of [from_time, to_time): each one''s start and end times and ID bounds (from_id inclusive, to_id exclusive)';
+
+CREATE FUNCTION snowflake_partition_span(ids bigint)
+RETURNS interval
+AS 'MODULE_PATHNAME', 'snowflake_partition_span'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_partition_span(bigint) IS
+'the span of time a partition interval of ids IDs covers in this layout (the reverse of snowflake_partition_interval), to check pg_partman''s partition_interval; an error if it is not a whole number of time units';

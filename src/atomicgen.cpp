@@ -61,7 +61,7 @@ seal_word(const Layout &l, uint64_t word) noexcept
 
 	if (word_sequence(l, word) < l.max_sequence())
 		return pack_state(l, offset, l.max_sequence());
-	if (offset >= l.max_offset_ms())
+	if (offset >= l.max_offset())
 		return word;
 	return pack_state(l, offset + 1, l.max_sequence());
 }

@@ -123,7 +123,7 @@ advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 	else
 		return advance_word_slow(l, shard, word, now, max_lead_ms, reserved_offset, max_count,
 								 start_sequence);
-	if (ts < 0 || ts > l.max_offset_ms() || behind > max_lead_ms || ts > reserved_offset)
+	if (ts < 0 || ts > l.max_offset() || behind > max_lead_ms || ts > reserved_offset)
 		return advance_word_slow(l, shard, word, now, max_lead_ms, reserved_offset, max_count,
 								 start_sequence);
 

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * etcd.cpp
- *		The etcd v3 client of the registry: libcurl against the JSON gateway,
- *		a strict JSON reader and base64.  See etcd.hpp.
+ *		The etcd v3 client of the registry: libcurl against the JSON gateway.
+ *		See etcd.hpp.  Answers are read with etcd_json.hpp (PostgreSQL's own
+ *		JSON parser and base64).
  *
  * libcurl is C: it neither throws nor longjmps.  This file never includes
  * postgres.h, never throws, and allocates only the answer buffer (malloc,
@@ -24,654 +25,6 @@
 
 namespace etcd
 {
-
-/*---- JSON ----*/
-
-namespace
-{
-
-constexpr int kMaxDepth = 64;
-
-typedef bool (*JsonCallback) (void *arg, JsonType type, const char *start, const char *end);
-
-struct Parser
-{
-	const char *p;
-	const char *end;
-	int			depth;
-	bool		found;
-	JsonType	type;
-	const char *vstart;			/* the target value, as written */
-	const char *vend;
-	JsonCallback fn;			/* called for every match, if set */
-	void	   *arg;
-	bool		stopped;		/* fn asked to stop */
-};
-
-void
-skip_ws(Parser &ps)
-{
-	while (ps.p < ps.end && (*ps.p == ' ' || *ps.p == '\t' || *ps.p == '\n' || *ps.p == '\r'))
-		ps.p++;
-}
-
-int
-hex_value(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
-/* Reads 4 hex digits at p (p + 4 <= end checked by the caller). */
-long
-read_hex4(const char *p)
-{
-	long		v = 0;
-
-	for (int i = 0; i < 4; i++)
-	{
-		int			h = hex_value(p[i]);
-
-		if (h < 0)
-			return -1;
-		v = v * 16 + h;
-	}
-	return v;
-}
-
-/* Skips a string starting at '"'; false if malformed. */
-bool
-skip_string(Parser &ps)
-{
-	ps.p++;						/* opening quote */
-	while (ps.p < ps.end)
-	{
-		unsigned char ch = (unsigned char) *ps.p;
-
-		if (ch == '"')
-		{
-			ps.p++;
-			return true;
-		}
-		if (ch < 0x20)
-			return false;
-		if (ch == '\\')
-		{
-			if (ps.p + 1 >= ps.end)
-				return false;
-			switch (ps.p[1])
-			{
-				case '"':
-				case '\\':
-				case '/':
-				case 'b':
-				case 'f':
-				case 'n':
-				case 'r':
-				case 't':
-					ps.p += 2;
-					break;
-				case 'u':
-					if (ps.p + 6 > ps.end || read_hex4(ps.p + 2) < 0)
-						return false;
-					ps.p += 6;
-					break;
-				default:
-					return false;
-			}
-			continue;
-		}
-		ps.p++;
-	}
-	return false;
-}
-
-/* Appends one code point as UTF-8; false if no room. */
-bool
-put_utf8(unsigned long cp, char *out, size_t outlen, size_t *n)
-{
-	char		buf[4];
-	size_t		len;
-
-	if (cp < 0x80)
-	{
-		buf[0] = (char) cp;
-		len = 1;
-	}
-	else if (cp < 0x800)
-	{
-		buf[0] = (char) (0xC0 | (cp >> 6));
-		buf[1] = (char) (0x80 | (cp & 0x3F));
-		len = 2;
-	}
-	else if (cp < 0x10000)
-	{
-		buf[0] = (char) (0xE0 | (cp >> 12));
-		buf[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
-		buf[2] = (char) (0x80 | (cp & 0x3F));
-		len = 3;
-	}
-	else
-	{
-		buf[0] = (char) (0xF0 | (cp >> 18));
-		buf[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
-		buf[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
-		buf[3] = (char) (0x80 | (cp & 0x3F));
-		len = 4;
-	}
-	if (*n + len >= outlen)
-		return false;
-	memcpy(out + *n, buf, len);
-	*n += len;
-	return true;
-}
-
-/*
- * Unescapes a validated string [start, end) (quotes included) into out,
- * NUL-terminated; false if it does not fit or a surrogate is unpaired.
- */
-bool
-unescape(const char *start, const char *end, char *out, size_t outlen, size_t *outn)
-{
-	const char *p = start + 1;
-	size_t		n = 0;
-
-	end--;						/* closing quote */
-	if (outlen == 0)
-		return false;
-	while (p < end)
-	{
-		if (*p != '\\')
-		{
-			if (n + 1 >= outlen)
-				return false;
-			out[n++] = *p++;
-			continue;
-		}
-		char		e = p[1];
-
-		p += 2;
-		if (e == 'u')
-		{
-			unsigned long cp = (unsigned long) read_hex4(p);
-
-			p += 4;
-			if (cp >= 0xD800 && cp <= 0xDBFF)
-			{
-				long		lo;
-
-				if (p + 6 > end || p[0] != '\\' || p[1] != 'u' ||
-					(lo = read_hex4(p + 2)) < 0xDC00 || lo > 0xDFFF)
-					return false;
-				cp = 0x10000 + ((cp - 0xD800) << 10) + ((unsigned long) lo - 0xDC00);
-				p += 6;
-			}
-			else if (cp >= 0xDC00 && cp <= 0xDFFF)
-				return false;
-			if (!put_utf8(cp, out, outlen, &n))
-				return false;
-			continue;
-		}
-		if (n + 1 >= outlen)
-			return false;
-		switch (e)
-		{
-			case 'b':
-				out[n++] = '\b';
-				break;
-			case 'f':
-				out[n++] = '\f';
-				break;
-			case 'n':
-				out[n++] = '\n';
-				break;
-			case 'r':
-				out[n++] = '\r';
-				break;
-			case 't':
-				out[n++] = '\t';
-				break;
-			default:
-				out[n++] = e;	/* " \ / */
-				break;
-		}
-	}
-	out[n] = '\0';
-	if (outn)
-		*outn = n;
-	return true;
-}
-
-bool
-is_digit(char ch)
-{
-	return ch >= '0' && ch <= '9';
-}
-
-bool
-skip_number(Parser &ps)
-{
-	if (ps.p < ps.end && *ps.p == '-')
-		ps.p++;
-	if (ps.p >= ps.end || !is_digit(*ps.p))
-		return false;
-	if (*ps.p == '0')
-		ps.p++;
-	else
-		while (ps.p < ps.end && is_digit(*ps.p))
-			ps.p++;
-	if (ps.p < ps.end && *ps.p == '.')
-	{
-		ps.p++;
-		if (ps.p >= ps.end || !is_digit(*ps.p))
-			return false;
-		while (ps.p < ps.end && is_digit(*ps.p))
-			ps.p++;
-	}
-	if (ps.p < ps.end && (*ps.p == 'e' || *ps.p == 'E'))
-	{
-		ps.p++;
-		if (ps.p < ps.end && (*ps.p == '+' || *ps.p == '-'))
-			ps.p++;
-		if (ps.p >= ps.end || !is_digit(*ps.p))
-			return false;
-		while (ps.p < ps.end && is_digit(*ps.p))
-			ps.p++;
-	}
-	return true;
-}
-
-bool
-skip_literal(Parser &ps, const char *word)
-{
-	size_t		len = strlen(word);
-
-	if ((size_t) (ps.end - ps.p) < len || memcmp(ps.p, word, len) != 0)
-		return false;
-	ps.p += len;
-	return true;
-}
-
-/* Length of the first segment of a dotted path. */
-size_t
-segment_len(const char *seg)
-{
-	const char *dot = strchr(seg, '.');
-
-	return dot ? (size_t) (dot - seg) : strlen(seg);
-}
-
-/* The path after the first segment ("" at its end). */
-const char *
-next_segment(const char *seg)
-{
-	size_t		len = segment_len(seg);
-
-	return seg[len] == '.' ? seg + len + 1 : seg + len;
-}
-
-bool parse_value(Parser &ps, const char *seg);
-
-/* An object member's key matches the segment: compare the unescaped key. */
-bool
-key_matches(const char *kstart, const char *kend, const char *seg)
-{
-	char		key[256];
-	size_t		n = 0;
-	size_t		len = segment_len(seg);
-
-	if (!unescape(kstart, kend, key, sizeof(key), &n))
-		return false;			/* too long to be one of ours */
-	return n == len && memcmp(key, seg, len) == 0;
-}
-
-/* What follows an element of an object or array. */
-enum class Separator
-{
-	Comma,						/* another element follows */
-	Close,						/* the closing bracket: the container ends */
-	Bad
-};
-
-/* Reads the "," or closing bracket after an element. */
-Separator
-after_element(Parser &ps, char close)
-{
-	skip_ws(ps);
-	if (ps.p < ps.end && (*ps.p == ',' || *ps.p == close))
-		return *ps.p++ == ',' ? Separator::Comma : Separator::Close;
-	return Separator::Bad;
-}
-
-bool
-parse_object(Parser &ps, const char *seg)
-{
-	ps.p++;						/* { */
-	skip_ws(ps);
-	if (ps.p < ps.end && *ps.p == '}')
-	{
-		ps.p++;
-		return true;
-	}
-	for (;;)
-	{
-		const char *kstart;
-		const char *child = NULL;
-
-		skip_ws(ps);
-		if (ps.p >= ps.end || *ps.p != '"')
-			return false;
-		kstart = ps.p;
-		if (!skip_string(ps))
-			return false;
-		if (seg != NULL && *seg != '\0' && key_matches(kstart, ps.p, seg))
-			child = next_segment(seg);
-		skip_ws(ps);
-		if (ps.p >= ps.end || *ps.p != ':')
-			return false;
-		ps.p++;
-		if (!parse_value(ps, child))
-			return false;
-		switch (after_element(ps, '}'))
-		{
-			case Separator::Comma:
-				continue;
-			case Separator::Close:
-				return true;
-			case Separator::Bad:
-				return false;
-		}
-	}
-}
-
-/* Whether array element "index" matches the segment (a number or "*"). */
-bool
-index_matches(long index, const char *seg)
-{
-	size_t		len = segment_len(seg);
-	long		v = 0;
-
-	if (len == 1 && seg[0] == '*')
-		return true;
-	if (len == 0 || len > 9)
-		return false;
-	for (size_t i = 0; i < len; i++)
-	{
-		if (!is_digit(seg[i]))
-			return false;
-		v = v * 10 + (seg[i] - '0');
-	}
-	return v == index;
-}
-
-bool
-parse_array(Parser &ps, const char *seg)
-{
-	long		index = 0;
-
-	ps.p++;						/* [ */
-	skip_ws(ps);
-	if (ps.p < ps.end && *ps.p == ']')
-	{
-		ps.p++;
-		return true;
-	}
-	for (;; index++)
-	{
-		const char *child = NULL;
-
-		if (seg != NULL && *seg != '\0' && index_matches(index, seg))
-			child = next_segment(seg);
-		if (!parse_value(ps, child))
-			return false;
-		switch (after_element(ps, ']'))
-		{
-			case Separator::Comma:
-				continue;
-			case Separator::Close:
-				return true;
-			case Separator::Bad:
-				return false;
-		}
-	}
-}
-
-/* Parses one value; seg is the rest of the path if this value is on it. */
-bool
-parse_value(Parser &ps, const char *seg)
-{
-	const char *start;
-	JsonType	type;
-	bool		ok;
-
-	skip_ws(ps);
-	if (ps.p >= ps.end || ++ps.depth > kMaxDepth)
-		return false;
-	start = ps.p;
-	switch (*ps.p)
-	{
-		case '{':
-			type = JsonType::Object;
-			ok = parse_object(ps, seg);
-			break;
-		case '[':
-			type = JsonType::Array;
-			ok = parse_array(ps, seg);
-			break;
-		case '"':
-			type = JsonType::String;
-			ok = skip_string(ps);
-			break;
-		case 't':
-			type = JsonType::True;
-			ok = skip_literal(ps, "true");
-			break;
-		case 'f':
-			type = JsonType::False;
-			ok = skip_literal(ps, "false");
-			break;
-		case 'n':
-			type = JsonType::Null;
-			ok = skip_literal(ps, "null");
-			break;
-		default:
-			type = JsonType::Number;
-			ok = skip_number(ps);
-			break;
-	}
-	ps.depth--;
-	if (ok && seg != NULL && *seg == '\0' && !ps.stopped)
-	{
-		if (ps.fn != NULL)
-			ps.stopped = !ps.fn(ps.arg, type, start, ps.p);
-		else if (!ps.found)
-		{
-			ps.found = true;
-			ps.type = type;
-			ps.vstart = start;
-			ps.vend = ps.p;
-		}
-	}
-	return ok;
-}
-
-/* Parses a whole document (trailing white space allowed). */
-bool
-parse_document(Parser &ps, const char *path)
-{
-	if (!parse_value(ps, path))
-		return false;
-	skip_ws(ps);
-	return ps.p == ps.end;
-}
-
-Parser
-make_parser(const char *doc, size_t len)
-{
-	Parser		ps;
-
-	memset(&ps, 0, sizeof(ps));
-	ps.p = doc;
-	ps.end = doc + len;
-	return ps;
-}
-
-/* Copies a found value into out (strings unescaped). */
-bool
-copy_value(JsonType type, const char *start, const char *end, char *out, size_t outlen)
-{
-	size_t		len = (size_t) (end - start);
-
-	if (out == NULL)
-		return true;
-	if (type == JsonType::String)
-		return unescape(start, end, out, outlen, NULL);
-	if (type == JsonType::Object || type == JsonType::Array)
-	{
-		if (outlen > 0)
-			out[0] = '\0';
-		return true;
-	}
-	if (len + 1 > outlen)
-		return false;
-	memcpy(out, start, len);
-	out[len] = '\0';
-	return true;
-}
-
-/* Parses a decimal int64 (optionally signed), the whole string. */
-bool
-parse_int64(const char *s, int64_t *value)
-{
-	char	   *end;
-
-	if (*s == '\0' || !(is_digit(*s) || *s == '-'))
-		return false;
-	errno = 0;
-	long long	v = strtoll(s, &end, 10);
-
-	if (errno != 0 || *end != '\0')
-		return false;
-	*value = (int64_t) v;
-	return true;
-}
-
-}								/* namespace */
-
-JsonFound
-json_lookup(const char *doc, size_t len, const char *path, JsonType *type,
-			char *out, size_t outlen) noexcept
-{
-	Parser		ps = make_parser(doc, len);
-
-	if (!parse_document(ps, path))
-		return JsonFound::Invalid;
-	if (!ps.found)
-		return JsonFound::Absent;
-	if (type)
-		*type = ps.type;
-	if (!copy_value(ps.type, ps.vstart, ps.vend, out, outlen))
-		return JsonFound::Invalid;
-	return JsonFound::Found;
-}
-
-JsonFound
-json_int64(const char *doc, size_t len, const char *path, int64_t *value) noexcept
-{
-	char		text[32];
-	JsonType	type;
-	JsonFound	f = json_lookup(doc, len, path, &type, text, sizeof(text));
-
-	if (f != JsonFound::Found)
-		return f;
-	if ((type != JsonType::String && type != JsonType::Number) || !parse_int64(text, value))
-		return JsonFound::Invalid;
-	return JsonFound::Found;
-}
-
-/*---- base64 ----*/
-
-static const char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-long
-base64_encode(const void *data, size_t len, char *out, size_t outlen) noexcept
-{
-	const unsigned char *in = (const unsigned char *) data;
-	size_t		need = (len + 2) / 3 * 4;
-	size_t		n = 0;
-
-	if (need + 1 > outlen)
-		return -1;
-	for (size_t i = 0; i < len; i += 3)
-	{
-		unsigned long v = (unsigned long) in[i] << 16;
-
-		if (i + 1 < len)
-			v |= (unsigned long) in[i + 1] << 8;
-		if (i + 2 < len)
-			v |= in[i + 2];
-		out[n++] = kB64[(v >> 18) & 63];
-		out[n++] = kB64[(v >> 12) & 63];
-		out[n++] = i + 1 < len ? kB64[(v >> 6) & 63] : '=';
-		out[n++] = i + 2 < len ? kB64[v & 63] : '=';
-	}
-	out[n] = '\0';
-	return (long) n;
-}
-
-static int
-b64_value(char ch)
-{
-	const char *pos = ch ? strchr(kB64, ch) : NULL;
-
-	return pos ? (int) (pos - kB64) : -1;
-}
-
-long
-base64_decode(const char *text, size_t len, char *out, size_t outlen) noexcept
-{
-	size_t		n = 0;
-
-	if (len % 4 != 0)
-		return -1;
-	for (size_t i = 0; i < len; i += 4)
-	{
-		int			v[4];
-		int			pad = 0;
-
-		for (int k = 0; k < 4; k++)
-		{
-			if (text[i + k] == '=' && i + 4 == len && k >= 2)
-			{
-				v[k] = 0;
-				pad++;
-				continue;
-			}
-			if (pad > 0 || (v[k] = b64_value(text[i + k])) < 0)
-				return -1;
-		}
-		unsigned long w = ((unsigned long) v[0] << 18) | ((unsigned long) v[1] << 12) |
-			((unsigned long) v[2] << 6) | (unsigned long) v[3];
-		int			bytes = 3 - pad;
-
-		if (n + (size_t) bytes + 1 > outlen)
-			return -1;
-		out[n++] = (char) (w >> 16);
-		if (bytes > 1)
-			out[n++] = (char) (w >> 8);
-		if (bytes > 2)
-			out[n++] = (char) w;
-	}
-	if (outlen < 1)
-		return -1;
-	out[n] = '\0';
-	return (long) n;
-}
 
 /*---- endpoints ----*/
 
@@ -810,6 +163,24 @@ request(Client *c, const char *path, const char *json)
 		int64_t		code = 0;
 		char		message[160];
 
+		long		timeout_ms = c->timeout_ms;
+
+		if (c->budget_ns > 0)
+		{
+			int64_t		left_ms = (c->budget_ns - mono_ns()) / 1000000;
+
+			if (left_ms <= 0)
+			{
+				snprintf(c->error, sizeof(c->error), "%s: no time left before the lease "
+						 "deadline", c->endpoints[idx]);
+				return Result::Failed;
+			}
+			if (left_ms < timeout_ms)
+				timeout_ms = (long) left_ms;
+		}
+		curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+		curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+						 c->connect_timeout_ms < timeout_ms ? c->connect_timeout_ms : timeout_ms);
 		snprintf(url, sizeof(url), "%s%s", c->endpoints[idx], path);
 		c->body_len = 0;
 		c->body_overflow = false;
@@ -1059,8 +430,9 @@ create_if_absent(Client *c, const char *key, const char *value, int64_t lease,
 			 "{\"compare\":[{\"key\":\"%s\",\"target\":\"CREATE\",\"createRevision\":\"0\"}],"
 			 "\"success\":[{\"requestPut\":{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\"%" PRId64 "\"}},"
 			 "{\"requestRange\":{\"key\":\"%s\"}}],"
-			 "\"failure\":[{\"requestRange\":{\"key\":\"%s\"}}]}",
-			 k, k, v, lease, rk, k);
+			 "\"failure\":[{\"requestRange\":{\"key\":\"%s\"}},"
+			 "{\"requestRange\":{\"key\":\"%s\"}}]}",
+			 k, k, v, lease, rk, k, rk);
 	if ((r = request(c, "/v3/kv/txn", req)) != Result::Ok)
 		return r == Result::NotFound ? Result::Failed : r;
 
@@ -1069,21 +441,20 @@ create_if_absent(Client *c, const char *key, const char *value, int64_t lease,
 									type != JsonType::False))
 		return garbage(c, "a transaction");
 	*created = f == JsonFound::Found && type == JsonType::True;
+
+	/* responses[1] is the range on read_key, in both branches */
+	if (json_lookup(c->body, c->body_len, "responses.1.response_range", NULL, NULL, 0) !=
+		JsonFound::Found)
+		return garbage(c, "a transaction");
+	f = b64_field(c->body, c->body_len, "responses.1.response_range.kvs.0.value",
+				  read_value, read_len);
+	if (f == JsonFound::Invalid)
+		return garbage(c, "a transaction");
+	*read_found = f == JsonFound::Found;
+	if (!*read_found && read_len > 0)
+		read_value[0] = '\0';
 	if (*created)
-	{
-		/* responses[1] is the range on read_key */
-		if (json_lookup(c->body, c->body_len, "responses.1.response_range", NULL, NULL, 0) !=
-			JsonFound::Found)
-			return garbage(c, "a transaction");
-		f = b64_field(c->body, c->body_len, "responses.1.response_range.kvs.0.value",
-					  read_value, read_len);
-		if (f == JsonFound::Invalid)
-			return garbage(c, "a transaction");
-		*read_found = f == JsonFound::Found;
-		if (!*read_found && read_len > 0)
-			read_value[0] = '\0';
 		return Result::Ok;
-	}
 	f = b64_field(c->body, c->body_len, "responses.0.response_range.kvs.0.value", holder,
 				  holder_len);
 	if (f == JsonFound::Invalid)
@@ -1125,6 +496,34 @@ put_if_lease(Client *c, const char *guard_key, int64_t lease, const char *key,
 									type != JsonType::False))
 		return garbage(c, "a transaction");
 	*applied = f == JsonFound::Found && type == JsonType::True;
+	return Result::Ok;
+}
+
+Result
+delete_if_lease(Client *c, const char *key, int64_t lease, bool *deleted) noexcept
+{
+	char		k[512];
+	char		req[1200];
+	Result		r;
+	JsonType	type;
+	JsonFound	f;
+
+	if (!b64(key, k, sizeof(k)))
+	{
+		snprintf(c->error, sizeof(c->error), "key too long");
+		return Result::Failed;
+	}
+	snprintf(req, sizeof(req),
+			 "{\"compare\":[{\"key\":\"%s\",\"target\":\"LEASE\",\"lease\":\"%" PRId64 "\"}],"
+			 "\"success\":[{\"requestDeleteRange\":{\"key\":\"%s\"}}]}",
+			 k, lease, k);
+	if ((r = request(c, "/v3/kv/txn", req)) != Result::Ok)
+		return r == Result::NotFound ? Result::Failed : r;
+	f = json_lookup(c->body, c->body_len, "succeeded", &type, NULL, 0);
+	if (f == JsonFound::Invalid || (f == JsonFound::Found && type != JsonType::True &&
+									type != JsonType::False))
+		return garbage(c, "a transaction");
+	*deleted = f == JsonFound::Found && type == JsonType::True;
 	return Result::Ok;
 }
 
@@ -1173,16 +572,15 @@ struct ListState
 	bool		bad;
 };
 
+/* A listed key, base64 in the answer: decoded and handed on. */
 bool
-on_listed_key(void *arg, JsonType type, const char *start, const char *end)
+on_listed_key(void *arg, const char *value, size_t len)
 {
 	ListState  *st = (ListState *) arg;
-	char		text[1024];
 	char		key[768];
-	long		n;
+	long		n = base64_decode(value, len, key, sizeof(key));
 
-	if (type != JsonType::String || !unescape(start, end, text, sizeof(text), NULL) ||
-		(n = base64_decode(text, strlen(text), key, sizeof(key))) < 0)
+	if (n < 0)
 	{
 		st->bad = true;
 		return false;
@@ -1200,7 +598,6 @@ list_keys(Client *c, const char *prefix,
 	char		req[1200];
 	Result		r;
 	ListState	st = {fn, arg, false};
-	Parser		ps;
 
 	if (!b64(prefix, k, sizeof(k)) || !b64_range_end(prefix, e, sizeof(e)))
 	{
@@ -1210,10 +607,7 @@ list_keys(Client *c, const char *prefix,
 	snprintf(req, sizeof(req), "{\"key\":\"%s\",\"range_end\":\"%s\",\"keys_only\":true}", k, e);
 	if ((r = request(c, "/v3/kv/range", req)) != Result::Ok)
 		return r == Result::NotFound ? Result::Failed : r;
-	ps = make_parser(c->body, c->body_len);
-	ps.fn = on_listed_key;
-	ps.arg = &st;
-	if (!parse_document(ps, "kvs.*.key") || st.bad)
+	if (!json_each_string(c->body, c->body_len, "kvs.*.key", on_listed_key, &st) || st.bad)
 		return garbage(c, "a listing");
 	return Result::Ok;
 }

@@ -3,8 +3,8 @@
  * etcd.hpp
  *		A small etcd v3 client in plain C++ over libcurl and etcd's JSON
  *		gateway (HTTP POST to /v3/...): leases, a create-if-absent
- *		transaction, a put guarded by a lease, reads.  Plus the two codecs
- *		it needs: a strict JSON reader and base64.
+ *		transaction, a put guarded by a lease, reads.  The answers are read
+ *		with etcd_json.hpp (PostgreSQL's JSON parser and base64).
  *
  * Nothing here includes postgres.h, throws, or waits without a bound: every
  * request has a total timeout and a connect timeout, and a garbage,
@@ -19,6 +19,8 @@
 
 #include <cstddef>
 #include <cstdint>
+
+#include "etcd_json.hpp"
 
 namespace etcd
 {
@@ -54,6 +56,8 @@ struct Client
 	size_t		body_cap;
 	bool		body_overflow;
 	int64_t		sent_ns;		/* CLOCK_MONOTONIC just before the answered request */
+	int64_t		budget_ns;		/* CLOCK_MONOTONIC after which no request starts or
+								 * goes on (each is cut to fit); 0: no budget */
 	Traffic		traffic;
 	char		error[256];		/* why the last call failed */
 };
@@ -78,8 +82,9 @@ Result lease_revoke(Client *c, int64_t id) noexcept;
 /*
  * Creates key = value attached to lease if the key does not exist, and reads
  * read_key in the same transaction.  *created tells which; when the key
- * existed, its value goes to holder (truncated) and its lease to *holder_lease;
- * when created, read_key's value goes to read_value (*read_found).
+ * existed, its value goes to holder (truncated) and its lease to
+ * *holder_lease.  Either way read_key's value goes to read_value
+ * (*read_found), truncated to read_len - 1 bytes.
  */
 Result create_if_absent(Client *c, const char *key, const char *value, int64_t lease,
 						const char *read_key, bool *created,
@@ -89,6 +94,9 @@ Result create_if_absent(Client *c, const char *key, const char *value, int64_t l
 /* Puts key = value only while guard_key exists attached to lease; *applied. */
 Result put_if_lease(Client *c, const char *guard_key, int64_t lease, const char *key,
 					const char *value, bool *applied) noexcept;
+
+/* Deletes key only while it is attached to lease; *deleted. */
+Result delete_if_lease(Client *c, const char *key, int64_t lease, bool *deleted) noexcept;
 
 /* Reads one key: *found, its value (truncated) and its lease. */
 Result get(Client *c, const char *key, char *value, size_t value_len, bool *found,
@@ -100,44 +108,6 @@ Result get(Client *c, const char *key, char *value, size_t value_len, bool *foun
  */
 Result list_keys(Client *c, const char *prefix,
 				 bool (*fn)(void *arg, const char *key, size_t len), void *arg) noexcept;
-
-/*---- codecs (exposed for the unit tests) ----*/
-
-enum class JsonFound
-{
-	Found,
-	Absent,						/* the document is valid; the path is not in it */
-	Invalid						/* not one well-formed JSON value */
-};
-
-enum class JsonType
-{
-	String,
-	Number,
-	True,
-	False,
-	Null,
-	Object,
-	Array
-};
-
-/*
- * Validates a whole JSON document and looks up a dotted path in it, such as
- * "responses.0.response_range.kvs.0.value" (array elements by index; ""
- * is the document itself).  A string is unescaped into out; a number or
- * literal is copied as written; objects and arrays copy nothing.  A value
- * that does not fit out is Invalid.
- */
-JsonFound json_lookup(const char *doc, size_t len, const char *path, JsonType *type,
-					  char *out, size_t outlen) noexcept;
-
-/* An int64 at path, written as a JSON number or a string of digits. */
-JsonFound json_int64(const char *doc, size_t len, const char *path, int64_t *value) noexcept;
-
-/* Standard base64 with padding; returns the length written, or -1 if no room. */
-long base64_encode(const void *data, size_t len, char *out, size_t outlen) noexcept;
-/* Strict decoding; returns the length written, or -1 on bad input or no room. */
-long base64_decode(const char *text, size_t len, char *out, size_t outlen) noexcept;
 
 }								/* namespace etcd */
 

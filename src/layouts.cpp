@@ -5,7 +5,7 @@
  *		snowflake_timestamp/shard_id/sequence/decode(id, layout text).
  *
  * The layouts themselves (field widths, order, epoch, time unit) are plain
- * data in core.cpp, unit-tested against published examples; this file only
+ * data in layout.cpp, unit-tested against published examples; this file only
  * resolves a name, checks the argument and builds the SQL results.  The name
  * "snowflake" means this server's own layout and needs the library preloaded,
  * like snowflake_decode(id); the other layouts are constants and work on any
@@ -15,7 +15,7 @@
  */
 #include <cstring>
 
-#include "glue.hpp"
+#include "decode.hpp"
 
 extern "C"
 {
@@ -79,6 +79,8 @@ sf_decode_named_args(FunctionCallInfo fcinfo, snowflake::NamedLayout *layout)
 
 	*layout = sf_layout_arg(fcinfo);
 	sf_check_id(id);
+	if (strcmp(layout->name, "snowflake") == 0)
+		sf_check_id_width(id);		/* this server's own IDs are id_bits wide */
 	if (!snowflake::decode_named(*layout, id, &d))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),

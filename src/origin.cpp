@@ -22,124 +22,123 @@
  * The first generating call of each backend compares the two: a database
  * from a cluster this state does not cover is refused, with what to do (copy
  * pg_snowflake/ from the old data directory, or adopt the database with
- * snowflake_adopt_database(), which resumes above its largest ID).
+ * snowflake_adopt_database(), which resumes above its largest ID through
+ * snowflake_raise_floor(), here too).  The lineage is read and extended at
+ * start by recorded.cpp.
+ *
+ * The SQL layer: it may call the state layer (recorded.cpp for the lineage,
+ * mark.cpp to raise the floor).
  *
  *-------------------------------------------------------------------------
  */
 #include <cstring>
 
-#include "glue.hpp"
-#include "statefile.hpp"
+#include "mark.hpp"
+#include "origin.hpp"
+#include "recorded.hpp"
 
 extern "C"
 {
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
-#include "executor/spi.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 PG_FUNCTION_INFO_V1(snowflake_raise_floor);
 }
 
-static const char *const kLineageName = "lineage";
-static const char *const kLineageFile = "pg_snowflake/lineage";
-
-/* Set once this backend's database has passed the check (see glue.hpp). */
+/* Set once this backend's database has passed the check (see origin.hpp). */
 bool		sf_origin_checked = false;
 
-/* Whether a lineage covers a system identifier (no lock: read-only after start). */
-static bool
-sf_lineage_covers(const SnowflakeShared *state, uint64 sysid)
-{
-	for (int i = 0; i < state->lineage_count; i++)
-		if (state->lineage[i] == sysid)
-			return true;
-	return false;
-}
-
 /*
- * At start, in the postmaster: reads pg_snowflake/lineage into "out", and
- * adds this cluster to it (on disk too) unless it is there.  A state
- * directory made before 1.1 has a mark or layout but no lineage: it is taken
- * to be this cluster's.  A file that cannot be read or written refuses the
- * state, as an unreadable mark or layout does.
+ * The snowflake_origin table of the extension that "fn_oid" belongs to, found
+ * through pg_depend (a member of the extension, deptype 'e', a plain table of
+ * that name), never through a name lookup in a schema: any role that may
+ * create objects in the extension's schema could otherwise plant a view or a
+ * function there that the caller would run.  InvalidOid when the extension
+ * has no such member (version 1.0, before the update to 1.1).
  */
-void
-sf_load_lineage(SnowflakeShared *out)
+static Oid
+sf_origin_table(Oid fn_oid)
 {
-	char		buf[4096];
-	char		detail[512];
-	size_t		len = 0;
-	bool		missing;
-	uint64		sysid = GetSystemIdentifier();
-	snowflake::FileError error = {"", "", 0};
-	int			count = 0;
+	Oid			ext = getExtensionOfObject(ProcedureRelationId, fn_oid);
+	Oid			found = InvalidOid;
+	Relation	depend;
+	ScanKeyData key[3];
+	SysScanDesc scan;
+	HeapTuple	tup;
 
-	out->lineage_count = 0;
-	if (sf_read_record(out, kLineageFile, "lineage", buf, sizeof(buf), &len, &missing))
+	if (!OidIsValid(ext))
+		return InvalidOid;
+	depend = table_open(DependRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ExtensionRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ext));
+	ScanKeyInit(&key[2], Anum_pg_depend_refobjsubid, BTEqualStrategyNumber, F_INT4EQ,
+				Int32GetDatum(0));
+	scan = systable_beginscan(depend, DependReferenceIndexId, true, NULL, 3, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
-		if (!snowflake::parse_lineage_record(buf, len, out->lineage, SF_MAX_LINEAGE, &count))
-		{
-			snprintf(detail, sizeof(detail), "File \"%s\" is not a valid lineage record",
-					 kLineageFile);
-			sf_refuse(out, "could not read the recorded snowflake lineage", detail);
-			return;
-		}
-		out->lineage_count = count;
-	}
-	else if (!missing)
-		return;					/* refused by sf_read_record */
-	if (sf_lineage_covers(out, sysid))
-		return;
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tup);
+		char	   *name;
 
-	/* keep the newest SF_MAX_LINEAGE - 1 and add this cluster */
-	if (out->lineage_count == SF_MAX_LINEAGE)
-	{
-		memmove(out->lineage, out->lineage + 1, sizeof(uint64) * (SF_MAX_LINEAGE - 1));
-		out->lineage_count--;
+		if (dep->classid != RelationRelationId || dep->deptype != DEPENDENCY_EXTENSION ||
+			get_rel_relkind(dep->objid) != RELKIND_RELATION)
+			continue;
+		name = get_rel_name(dep->objid);
+		if (name != NULL && strcmp(name, "snowflake_origin") == 0)
+			found = dep->objid;
 	}
-	out->lineage[out->lineage_count++] = sysid;
-
-	len = (size_t) snowflake::format_lineage_record(out->lineage, out->lineage_count,
-												   buf, sizeof(buf));
-	if (!snowflake::write_file_durably(kLineageName, buf, len, &error))
-	{
-		snprintf(detail, sizeof(detail), "Could not %s file \"%s\": %s",
-				 error.operation, error.path, strerror(error.err));
-		sf_refuse(out, "could not record the snowflake lineage", detail);
-	}
+	systable_endscan(scan);
+	table_close(depend, AccessShareLock);
+	return found;
 }
 
 /*
  * The first generating call of a backend: refuses when this database's
  * snowflake_origin names a cluster the state does not cover.  "fn_oid" is the
- * calling function, whose schema is the extension's.  A database whose
- * extension predates 1.1 has no snowflake_origin and is not checked.
+ * calling function, a member of the extension.  The table is read directly
+ * (a heap scan under the current snapshot), with no SQL and nothing run as
+ * the caller.  A database whose extension predates 1.1 has no
+ * snowflake_origin and is not checked.
  */
 void
 sf_check_origin_slow(Oid fn_oid)
 {
-	Oid			nsp;
-	char	   *query;
+	Oid			relid = sf_origin_table(fn_oid);
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tup;
 	uint64		foreign_sysid = 0;
 	bool		foreign = false;
 
-	nsp = get_func_namespace(fn_oid);
-	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("snowflake_origin", nsp)))
+	if (!OidIsValid(relid))
 	{
 		sf_origin_checked = true;
 		return;
 	}
-	query = psprintf("SELECT system_identifier FROM %s.snowflake_origin",
-					 quote_identifier(get_namespace_name(nsp)));
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read snowflake_origin");
-	for (uint64 i = 0; i < SPI_processed; i++)
+	rel = table_open(relid, AccessShareLock);
+	if (RelationGetDescr(rel)->natts < 1 ||
+		TupleDescAttr(RelationGetDescr(rel), 0)->atttypid != INT8OID)
+		elog(ERROR, "snowflake_origin does not have the shape the extension created");
+	scan = systable_beginscan(rel, InvalidOid, false,
+							  ActiveSnapshotSet() ? GetActiveSnapshot() : GetTransactionSnapshot(),
+							  0, NULL);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		Datum		d = heap_getattr(tup, 1, RelationGetDescr(rel), &isnull);
 		uint64		sysid = isnull ? 0 : (uint64) DatumGetInt64(d);
 
 		if (!isnull && !sf_lineage_covers(sf_shared, sysid))
@@ -148,7 +147,8 @@ sf_check_origin_slow(Oid fn_oid)
 			foreign_sysid = sysid;
 		}
 	}
-	SPI_finish();
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
 
 	if (foreign)
 		ereport(ERROR,
@@ -168,24 +168,40 @@ sf_check_origin_slow(Oid fn_oid)
 }
 
 /*
- * snowflake_raise_floor(ts): makes every shard of this server resume strictly
- * above the millisecond of ts: the durable mark first (written, fsynced and
- * WAL-logged), then the point shards resume above and every shard in use.
- * Used by snowflake_adopt_database(); superusers only.
+ * snowflake_raise_floor(ts [, allow_future]): makes every shard of this
+ * server resume strictly above the millisecond of ts: the durable mark first
+ * (written, fsynced and WAL-logged), then the point shards resume above and
+ * every shard in use.  A floor further ahead of the clock than
+ * sf_floor_bound_ms() would stop generation until the clock reaches it, so it
+ * is refused unless allow_future is true.  Used by snowflake_adopt_database();
+ * superusers only.
  */
 extern "C" Datum
 snowflake_raise_floor(PG_FUNCTION_ARGS)
 {
 	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+	bool		allow_future = PG_NARGS() > 1 && !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	int64		pg_ms = ts / 1000 - (ts % 1000 < 0 ? 1 : 0);
-	int64		offset = pg_ms + snowflake::kPostgresEpochUnixMs - sf_layout.epoch_ms;
+	int64		unix_ms = pg_ms + snowflake::kPostgresEpochUnixMs;
+	int64		offset = sf_layout.offset_of(unix_ms);
+	int64		now_ms = sf_wall_ms();
 
-	sf_require_ready();
-	if (TIMESTAMP_NOT_FINITE(ts) || offset > sf_layout.max_offset_ms())
+	sf_require_generation_ready();
+	if (TIMESTAMP_NOT_FINITE(ts) || offset > sf_layout.max_offset())
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range for snowflake IDs: \"%s\"",
 						timestamptz_to_str(ts))));
+	if (unix_ms > now_ms + sf_floor_bound_ms() && !allow_future)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake floor %s is too far ahead of the clock", timestamptz_to_str(ts)),
+				 errdetail("It is " INT64_FORMAT " ms ahead; a floor more than "
+						   "snowflake.max_clock_lead + snowflake.max_clock_wait (" INT64_FORMAT
+						   " ms) ahead would make every generating call on this server fail "
+						   "until the clock reaches it.", unix_ms - now_ms, sf_floor_bound_ms()),
+				 errhint("Check the value and the server's clock. If IDs really were issued "
+						 "that far ahead, pass allow_future => true.")));
 	if (offset >= 0)
 		sf_raise_floor(offset);
 	PG_RETURN_VOID();

@@ -2,8 +2,8 @@
  *
  * pg.hpp
  *		The PostgreSQL headers the glue uses, included with C linkage in one
- *		place.  Only the glue (settings.cpp, state.cpp, snowflake.cpp)
- *		includes this; core.cpp and statefile.cpp never do.
+ *		place.  Every file above the core includes it (through settings.hpp
+ *		or state.hpp); the files of the core (core.hpp) never do.
  *
  *-------------------------------------------------------------------------
  */

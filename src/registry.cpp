@@ -1,18 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * registry.cpp
- *		Shard IDs from etcd: the snowflake.registry* settings, the registry
- *		worker (claims a shard under a lease, keeps the lease alive, publishes
- *		the freshness mark, releases at shutdown), the fencing check of every
- *		generating call, and the snowflake_registry view.
- *
- * Keys, under snowflake.registry_prefix P:
- *	P/shards/<id>/holder	created only if absent, attached to this server's
- *							lease; says who holds the shard.  It disappears
- *							when the lease expires or is revoked.
- *	P/shards/<id>/mark		the freshness mark: Unix ms at or above every ID
- *							the holder may issue.  Written only while the
- *							holder key is attached to the writer's lease.
+ *		The shard registry, as the rest of the library sees it: the
+ *		snowflake.registry* settings, its shared memory, the fencing check of
+ *		every generating call, the wait for a freshness mark, and what
+ *		snowflake_registry() shows.  The worker that talks to the registry
+ *		is lease.cpp; the backends are backend_*.cpp.
  *
  * Fencing.  Only this worker talks to etcd, never under a lock.  It publishes
  * "grant": the shard held and a deadline on CLOCK_MONOTONIC (ms), one 64-bit
@@ -26,8 +19,8 @@
  * and the ID.  Even then no ID repeats: see freshness.
  *
  * Freshness.  The slot of the held shard never gets a reserved_offset above
- * "published", the mark this worker has put into etcd (sf_registry_cap(),
- * applied in state.cpp's sf_raise_reserved).  The worker publishes a mark
+ * "published", the mark this worker has put into etcd (the slot's cap,
+ * applied in mark.cpp's sf_raise_reserved).  The worker publishes a mark
  * 2 to 5 s ahead of clock + max_clock_lead while IDs are being issued, so
  * generating calls never wait for it in steady state; a call that needs a
  * later mark asks the worker and waits for it (sf_registry_await).  A server
@@ -40,11 +33,7 @@
  * something else raise an ERROR in the worker (out of memory), the process
  * exits, its exit callback clears the grant, and the postmaster restarts it.
  *
- * Locking.  "grant", "published", "pub_shard" and "wanted" are atomics.  The
- * display fields (state, errors, counters for the view) are guarded by the
- * spinlock "mutex", held only to copy them.  The worker resumes the slot of
- * a claimed shard and settles it at release under the slot's LWLock, doing
- * no I/O while holding it.
+ * The registry layer: it may call the state layer (state.hpp, shmem, mark).
  *
  *-------------------------------------------------------------------------
  */
@@ -52,88 +41,36 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
-#include <unistd.h>
 
+#include "backend_etcd.hpp"
 #include "etcd.hpp"
+#include "mark.hpp"
 #include "registry.hpp"
-#include "statefile.hpp"
-
-extern "C"
-{
-PG_FUNCTION_INFO_V1(snowflake_registry);
-}
+#include "registry_shared.hpp"
 
 /*---- settings ----*/
 
-static char *sf_registry = NULL;
-static char *sf_registry_prefix = NULL;
-static int	sf_registry_lease = 30;
-static char *sf_registry_shards = NULL;
+char	   *sf_registry = NULL;
+char	   *sf_registry_prefix = NULL;
+int			sf_registry_lease = 30;
+char	   *sf_registry_shards = NULL;
 
 bool		sf_registry_enabled = false;
 
-/* The parsed pool: the GUC's "extra". */
-typedef struct SfPool
-{
-	int			count;
-	snowflake::ShardRange ranges[FLEXIBLE_ARRAY_MEMBER];
-} SfPool;
-
-static SfPool *sf_pool = NULL;
+SfPool	   *sf_pool = NULL;
 
 /*---- shared state ----*/
 
-
-typedef enum SfRegState
-{
-	REG_OFF,
-	REG_CLAIMING,
-	REG_HELD,
-	REG_EXPIRED,
-	REG_POOL_FULL,
-	REG_UNREACHABLE
-} SfRegState;
-
-static const char *const sf_state_names[] = {
-	"off", "claiming", "held", "expired", "pool full", "unreachable"
+const char *const sf_state_names[] = {
+	"off", "claiming", "held", "expired", "pool full", "unreachable", "mark refused"
 };
 
-typedef struct SfRegistryShared
-{
-	/* (shard + 1) << 43 | deadline (CLOCK_MONOTONIC ms); 0: nothing held */
-	pg_atomic_uint64 grant;
-	/* the freshness mark in etcd for pub_shard - 1, as a layout offset + 1 */
-	pg_atomic_uint64 published;
-	pg_atomic_uint32 pub_shard;
-	/* a generating call waits for the mark to cover this offset + 1 */
-	pg_atomic_uint64 wanted;
-
-	slock_t		mutex;
-	/* under mutex: what the view shows */
-	Latch	   *worker_latch;
-	SfRegState	state;
-	int32		shard;			/* held or being claimed, -1 */
-	int64		lease_id;
-	int64		lease_ttl;
-	int64		deadline_ns;	/* CLOCK_MONOTONIC; 0: none */
-	TimestampTz last_keepalive;
-	int64		published_ms;	/* Unix ms, -1: none */
-	char		endpoint[etcd::kMaxEndpointLen + 1];
-	char		last_error[256];
-	char		holder[256];	/* holder of the shard we could not claim */
-	uint64		requests;
-	uint64		bytes_sent;
-	uint64		bytes_received;
-} SfRegistryShared;
-
-static SfRegistryShared *sf_reg = NULL;
+SfRegistryShared *sf_reg = NULL;
+const SfRegistryBackend *sf_backend = &sf_etcd_backend;
+int64		sf_coarse_res_ms = 1;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-/* Resolution of CLOCK_MONOTONIC_COARSE, in ms, rounded up (at least 1). */
-static int64 sf_coarse_res_ms = 1;
 
 /*---- settings: checks ----*/
 
@@ -173,7 +110,6 @@ sf_check_prefix(char **newval, void **, GucSource)
 						"\"/snowflake/default\".");
 	return false;
 }
-
 static bool
 sf_check_pool(char **newval, void **extra, GucSource source)
 {
@@ -200,12 +136,7 @@ sf_check_pool(char **newval, void **extra, GucSource source)
 	if (problem == snowflake::RangeProblem::None)
 	{
 		size_t		size = offsetof(SfPool, ranges) + sizeof(snowflake::ShardRange) * count;
-
-#if PG_VERSION_NUM >= 160000
-		pool = (SfPool *) guc_malloc(LOG, size);
-#else
-		pool = (SfPool *) malloc(size);
-#endif
+		pool = (SfPool *) sf_guc_malloc(size);
 		if (pool == NULL)
 		{
 			GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
@@ -302,18 +233,8 @@ pg_atomic_uint64 *sf_registry_grant = NULL;
 
 /*---- clocks ----*/
 
-static int64
-sf_clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (int64) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-
 /* A monotonic instant (ns) as wall-clock time, for the view. */
-static TimestampTz
+TimestampTz
 sf_mono_to_timestamptz(int64 mono_ns)
 {
 	int64		delta_us = (mono_ns - sf_clock_ns(CLOCK_MONOTONIC)) / 1000;
@@ -345,9 +266,9 @@ sf_registry_shmem_startup(void)
 	{
 		memset(sf_reg, 0, sizeof(*sf_reg));
 		pg_atomic_init_u64(&sf_reg->grant, 0);
-		pg_atomic_init_u64(&sf_reg->published, 0);
-		pg_atomic_init_u32(&sf_reg->pub_shard, 0);
 		pg_atomic_init_u64(&sf_reg->wanted, 0);
+		pg_atomic_init_u32(&sf_reg->publish_failed, 0);
+		pg_atomic_init_u64(&sf_reg->refusals, 0);
 		SpinLockInit(&sf_reg->mutex);
 		sf_reg->state = sf_registry_enabled ? REG_CLAIMING : REG_OFF;
 		sf_reg->shard = -1;
@@ -381,6 +302,19 @@ sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 				 errdetail("With snowflake.registry set, a server generates IDs only for the "
 						   "shard it holds in the registry, shard " INT64_FORMAT ".", held),
 				 errhint("Call snowflake_nextval() without a shard ID.")));
+	/* the registry refuses generation itself (not a call's wrong shard) */
+	pg_atomic_fetch_add_u64(&sf_reg->refusals, 1);
+	if (state == REG_REFUSED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 target >= 0 ?
+				 errmsg("cannot generate snowflake IDs: the freshness mark of shard %d in the "
+						"registry is refused", target) :
+				 errmsg("cannot generate snowflake IDs: the freshness marks of the free shards "
+						"of the pool \"%s\" in the registry are refused", sf_registry_shards),
+				 errdetail("%s", error),
+				 errhint("Set the key to a time (Unix ms) at or above the last ID any server "
+						 "issued on that shard; the registry worker tries again on its own.")));
 	if (holder[0] != '\0' && (state == REG_CLAIMING || state == REG_POOL_FULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -416,35 +350,29 @@ sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 			 errhint("The worker keeps trying; see the snowflake_registry view.")));
 }
 
+/*
+ * The freshness mark the held slot of shard may reserve up to (its cap), or
+ * -1 when it has no slot (never given one here: this only looks).
+ */
 int64
 sf_registry_cap(int64 shard)
 {
-	if (!sf_registry_enabled || sf_reg == NULL)
-		return PG_INT64_MAX;
-	uint32		pub = pg_atomic_read_u32(&sf_reg->pub_shard);
-	int64		published;
+	ShardSlot  *slot = sf_slot_if_any(shard);
 
-	if ((int64) pub != shard + 1)
-		return -1;
-	pg_read_barrier();
-	published = (int64) pg_atomic_read_u64(&sf_reg->published) - 1;
-	/* seqlock: a claim of another shard in between may have stored its mark */
-	pg_read_barrier();
-	if (pg_atomic_read_u32(&sf_reg->pub_shard) != pub)
-		return -1;
-	return published;
+	return slot == NULL ? -1 : (int64) pg_atomic_read_u64(&slot->cap);
 }
 
 void
-sf_registry_await(int64 shard, int64 wanted, int64 *started_us)
+sf_registry_await(ShardSlot *slot, int64 wanted, int64 *started_us)
 {
+	int64		shard = slot->shard_id;
 	int64		now_us;
 	uint64		cur;
 	Latch	   *latch;
 
 	if (!sf_registry_enabled)
 		return;
-	if (sf_registry_cap(shard) >= wanted)
+	if ((int64) pg_atomic_read_u64(&slot->cap) >= wanted)
 		return;
 	(void) sf_registry_check(shard, true);
 
@@ -461,807 +389,30 @@ sf_registry_await(int64 shard, int64 wanted, int64 *started_us)
 
 	now_us = sf_clock_ns(CLOCK_MONOTONIC) / 1000;
 	if (*started_us < 0)
+	{
 		*started_us = now_us;
+		pg_atomic_fetch_add_u64(&slot->registry_waits, 1);
+	}
 	else if (now_us - *started_us >= (int64) sf_max_clock_wait * 1000)
+	{
+		pg_atomic_fetch_add_u64(&slot->refusals_registry_mark, 1);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("could not generate a snowflake ID: the registry has not published a "
 						"freshness mark far enough ahead"),
 				 errdetail("IDs of shard " INT64_FORMAT " may only carry timestamps up to the "
-						   "mark published in etcd, and this call waited "
+						   "mark published in the registry, and this call waited "
 						   "snowflake.max_clock_wait (%d ms) for the registry worker to move it.",
 						   shard, sf_max_clock_wait),
-				 errhint("Check that etcd (snowflake.registry) is reachable; see the "
+				 errhint("Check that the registry (snowflake.registry) is reachable; see the "
 						 "snowflake_registry view.")));
+	}
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 2,
 					 PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
+	pg_atomic_fetch_add_u64(&slot->registry_wait_us,
+							(uint64) (sf_clock_ns(CLOCK_MONOTONIC) / 1000 - now_us));
 	CHECK_FOR_INTERRUPTS();
-}
-
-/*---- the worker ----*/
-
-/* What the worker keeps between ticks (its own memory). */
-typedef struct SfWorker
-{
-	etcd::Client client;
-	int64		lease;			/* 0: none */
-	int64		ttl_s;
-	int64		renewed_ns;		/* send time of the last successful renewal */
-	int64		deadline_ns;
-	int64		held;			/* -1: none */
-	ShardSlot  *slot;			/* of the held shard */
-	int64		remembered;		/* shard held before, -1 */
-	int64		remembered_lease;
-	int64		next_keepalive_ns;
-	int64		retry_ns;		/* next claim attempt */
-	int64		backoff_ms;
-	bool		expired;		/* the deadline passed while held */
-	bool		failing;		/* keep-alives are failing (logged once) */
-	uint64		seen_issued;
-	int64		active_until;	/* layout offset */
-	int64		suspend_ref_ns; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
-	char		identity[256];
-	uint8	   *taken;			/* bitmap of held shards while listing */
-} SfWorker;
-
-static const char *const kRegistryName = "registry";
-static const char *const kRegistryFile = "pg_snowflake/registry";
-
-static void
-sf_key(char *buf, size_t len, int64 shard, const char *what)
-{
-	snprintf(buf, len, "%s/shards/" INT64_FORMAT "/%s", sf_registry_prefix, shard, what);
-}
-
-static void
-sf_set_state(SfRegState state, const char *error)
-{
-	SpinLockAcquire(&sf_reg->mutex);
-	sf_reg->state = state;
-	if (error)
-		strlcpy(sf_reg->last_error, error, sizeof(sf_reg->last_error));
-	SpinLockRelease(&sf_reg->mutex);
-}
-
-/* Copies the client's view fields and traffic counters into shared memory. */
-static void
-sf_publish_view(SfWorker *w)
-{
-	SpinLockAcquire(&sf_reg->mutex);
-	strlcpy(sf_reg->endpoint, w->client.endpoints[w->client.current], sizeof(sf_reg->endpoint));
-	sf_reg->requests = w->client.traffic.requests;
-	sf_reg->bytes_sent = w->client.traffic.bytes_sent;
-	sf_reg->bytes_received = w->client.traffic.bytes_received;
-	sf_reg->lease_id = w->lease;
-	sf_reg->lease_ttl = w->ttl_s;
-	sf_reg->deadline_ns = w->held >= 0 ? w->deadline_ns : 0;
-	SpinLockRelease(&sf_reg->mutex);
-}
-
-/* Sets the grant every generating call checks. */
-static void
-sf_set_grant(SfWorker *w)
-{
-	uint64		grant = 0;
-
-	if (w->held >= 0 && !w->expired)
-	{
-		int64		deadline_ms = w->deadline_ns / 1000000 - sf_coarse_res_ms;
-
-		if (deadline_ms > 0)
-			grant = ((uint64) (w->held + 1) << SF_GRANT_SHIFT) | ((uint64) deadline_ms & SF_GRANT_MASK);
-	}
-	pg_atomic_write_u64(&sf_reg->grant, grant);
-}
-
-/* A renewal sent at sent_ns succeeded with ttl seconds. */
-static void
-sf_renewed(SfWorker *w, int64 sent_ns, int64 ttl)
-{
-	int64		ttl_ns = ttl * INT64CONST(1000000000);
-
-	w->ttl_s = ttl;
-	w->renewed_ns = sent_ns;
-	/* the margin: TTL/5 (see the file header) */
-	w->deadline_ns = sent_ns + ttl_ns - ttl_ns / 5;
-	w->next_keepalive_ns = sent_ns + ttl_ns / 3;
-	SpinLockAcquire(&sf_reg->mutex);
-	sf_reg->last_keepalive = sf_mono_to_timestamptz(sent_ns);
-	SpinLockRelease(&sf_reg->mutex);
-}
-
-static void
-sf_remember(SfWorker *w)
-{
-	char		record[128];
-	int			len = snprintf(record, sizeof(record), "format 1\nshard " INT64_FORMAT
-							   "\nlease " INT64_FORMAT "\n", w->held, w->lease);
-	snowflake::FileError error = {"", "", 0};
-	bool		ok;
-
-	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
-	ok = snowflake::write_file_durably(kRegistryName, record, (size_t) len, &error);
-	LWLockRelease(sf_shared->file_lock);
-	if (!ok)
-	{
-		errno = error.err;
-		ereport(LOG,
-				(errcode_for_file_access(),
-				 errmsg("could not record the claimed snowflake shard: could not %s \"%s\": %m",
-						error.operation, error.path),
-				 errdetail("A restart may claim another shard.")));
-	}
-}
-
-static void
-sf_recall(SfWorker *w)
-{
-	char		buf[256];
-	size_t		len;
-	snowflake::FileError error = {"", "", 0};
-	long long	shard, lease;
-
-	w->remembered = -1;
-	w->remembered_lease = 0;
-	if (snowflake::read_small_file(kRegistryFile, buf, sizeof(buf), &len, &error) !=
-		snowflake::ReadResult::Ok)
-		return;
-	if (sscanf(buf, "format 1\nshard %lld\nlease %lld", &shard, &lease) == 2 &&
-		shard >= 0 && shard <= sf_layout.max_shard_id())
-	{
-		w->remembered = shard;
-		w->remembered_lease = lease;
-	}
-}
-
-static bool
-sf_in_pool(int64 shard)
-{
-	return sf_pool != NULL && snowflake::shard_in_ranges(sf_pool->ranges, sf_pool->count, shard);
-}
-
-/* How many shards the pool has. */
-static int64
-sf_pool_size(void)
-{
-	int64		n = 0;
-
-	for (int i = 0; i < sf_pool->count; i++)
-		n += sf_pool->ranges[i].hi - sf_pool->ranges[i].lo + 1;
-	return n;
-}
-
-/* The transport failed: note it and back off. */
-static void
-sf_unreachable(SfWorker *w, const char *what)
-{
-	char		error[300];
-
-	snprintf(error, sizeof(error), "%s: %s", what, w->client.error);
-	sf_set_state(w->held >= 0 ? (w->expired ? REG_EXPIRED : REG_HELD) : REG_UNREACHABLE, error);
-}
-
-static void
-sf_backoff(SfWorker *w, int64 now_ns)
-{
-	int64		cap = Min((int64) 1000, (int64) sf_registry_lease * 1000 / 2);
-
-	w->backoff_ms = w->backoff_ms == 0 ? 100 : Min(w->backoff_ms * 2, cap);
-	w->retry_ns = now_ns + w->backoff_ms * 1000000;
-}
-
-/* Marks shards listed under the prefix as taken. */
-static bool
-sf_on_key(void *arg, const char *key, size_t len)
-{
-	SfWorker   *w = (SfWorker *) arg;
-	size_t		plen = strlen(sf_registry_prefix) + strlen("/shards/");
-	const char *suffix = "/holder";
-	size_t		slen = strlen(suffix);
-	long long	shard = 0;
-	size_t		i;
-
-	if (len <= plen + slen || memcmp(key + len - slen, suffix, slen) != 0)
-		return true;
-	for (i = plen; i < len - slen; i++)
-	{
-		if (key[i] < '0' || key[i] > '9' || shard > sf_layout.max_shard_id())
-			return true;
-		shard = shard * 10 + (key[i] - '0');
-	}
-	if (shard <= sf_layout.max_shard_id())
-		w->taken[shard / 8] |= (uint8) (1 << (shard % 8));
-	return true;
-}
-
-/*
- * Tries to create the holder key of one shard.  Returns 1 when claimed (with
- * *fresh_ms the shard's freshness mark, -1 if none), 0 when another server
- * holds it (its description in holder), -1 when etcd did not answer.
- */
-static int
-sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t holder_len)
-{
-	char		key[300], mark_key[300], value[32];
-	bool		created = false, found = false;
-	int64		holder_lease = 0;
-	etcd::Result r;
-
-	sf_key(key, sizeof(key), shard, "holder");
-	sf_key(mark_key, sizeof(mark_key), shard, "mark");
-	r = etcd::create_if_absent(&w->client, key, w->identity, w->lease, mark_key, &created,
-							   holder, holder_len, &holder_lease, value, sizeof(value), &found);
-	if (r != etcd::Result::Ok)
-		return -1;
-	if (!created)
-	{
-		/*
-		 * Our own holder key from before a crash, under the lease we
-		 * recorded: that server is gone (this data directory is ours), so
-		 * revoke its lease and try again.
-		 */
-		if (holder_lease != 0 && holder_lease == w->remembered_lease &&
-			strcmp(holder, w->identity) == 0)
-		{
-			ereport(LOG,
-					(errmsg("snowflake registry: revoking lease %" PRIx64 " of this server's "
-							"previous run, which still holds shard " INT64_FORMAT,
-							(uint64) holder_lease, shard)));
-			w->remembered_lease = 0;
-			if (etcd::lease_revoke(&w->client, holder_lease) == etcd::Result::Failed)
-				return -1;
-			return sf_try_shard(w, shard, fresh_ms, holder, holder_len);
-		}
-		return 0;
-	}
-	*fresh_ms = -1;
-	if (found)
-	{
-		char	   *end;
-		long long	v = strtoll(value, &end, 10);
-
-		if (*end != '\0' || end == value || v < 0)
-			ereport(LOG,
-					(errmsg("snowflake registry: ignoring an unreadable freshness mark \"%s\" "
-							"of shard " INT64_FORMAT, value, shard)));
-		else
-			*fresh_ms = v;
-	}
-	return 1;
-}
-
-/* Publishes a freshness mark (Unix ms); false if it could not. */
-static bool
-sf_publish_mark(SfWorker *w, int64 mark_ms, bool *lost)
-{
-	char		guard[300], key[300], value[32];
-	bool		applied = false;
-
-	*lost = false;
-	sf_key(guard, sizeof(guard), w->held, "holder");
-	sf_key(key, sizeof(key), w->held, "mark");
-	snprintf(value, sizeof(value), INT64_FORMAT, mark_ms);
-	if (etcd::put_if_lease(&w->client, guard, w->lease, key, value, &applied) != etcd::Result::Ok)
-	{
-		sf_unreachable(w, "publishing the freshness mark");
-		return false;
-	}
-	if (!applied)
-	{
-		*lost = true;
-		return false;
-	}
-	SpinLockAcquire(&sf_reg->mutex);
-	sf_reg->published_ms = mark_ms;
-	SpinLockRelease(&sf_reg->mutex);
-	return true;
-}
-
-/* Gives up the held shard locally: nothing more is generated for it. */
-static void
-sf_drop(SfWorker *w, const char *why)
-{
-	if (w->held >= 0)
-		ereport(LOG,
-				(errmsg("snowflake registry: lost shard " INT64_FORMAT, w->held),
-				 errdetail("%s", why)));
-	w->held = -1;
-	w->expired = false;
-	sf_set_grant(w);
-	SpinLockAcquire(&sf_reg->mutex);
-	sf_reg->state = REG_CLAIMING;
-	SpinLockRelease(&sf_reg->mutex);
-}
-
-/* The lease is gone in etcd: drop the shard and start over with a new lease. */
-static void
-sf_lease_gone(SfWorker *w)
-{
-	char		why[300];
-
-	snprintf(why, sizeof(why), "The lease %" PRIx64 " expired in etcd (%s); the shard may "
-			 "now belong to another server.", (uint64) w->lease, w->client.error);
-	if (w->held >= 0)
-		w->remembered = w->held;
-	sf_drop(w, why);
-	w->lease = 0;
-	w->retry_ns = 0;
-	w->backoff_ms = 0;
-}
-
-/*
- * How far ahead of clock + max_clock_lead the freshness mark is published:
- * a sixth of the lease, 2 to 5 s.  A successor can claim the shard only once
- * the lease has expired, at least 2/3 of the TTL after this server's last
- * publication, so a mark less than that ahead never makes it wait longer
- * than max_clock_lead; the mark is re-published when less than half of it
- * is left, every 1 to 2.5 s while IDs are issued.  After a crash the same
- * server takes its shard back at once and may wait up to this much.
- */
-static int64
-sf_publish_ahead_ms(void)
-{
-	return Min((int64) 5000, Max((int64) 2000, (int64) sf_registry_lease * 1000 / 6));
-}
-
-/* Publishes a mark ahead of the clock, and lets the slot use it. */
-static void
-sf_publish_ahead(SfWorker *w, int64 floor_offset)
-{
-	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
-	int64		target = Max(now + sf_max_clock_lead, floor_offset) + sf_publish_ahead_ms();
-	bool		lost;
-
-	if (sf_publish_mark(w, target + sf_layout.epoch_ms, &lost))
-	{
-		pg_atomic_write_u64(&sf_reg->published, (uint64) (target + 1));
-		sf_reraise_reserved();
-	}
-	else if (lost)
-	{
-		w->remembered = w->held;
-		sf_drop(w, "The shard's holder key is no longer attached to this server's lease.");
-		w->retry_ns = 0;
-	}
-}
-
-/* Claims a shard: the explicit one, the remembered one, or a free one of the pool. */
-static void
-sf_claim(SfWorker *w, int64 now_ns)
-{
-	int64		candidates[8];
-	int			ncand = 0;
-	int64		fresh_ms = -1;
-	int64		shard = -1;
-	char		holder[256] = "";
-	int			rc = 0;
-	bool		full = false;
-
-	if (w->lease == 0)
-	{
-		int64		id, ttl;
-
-		if (etcd::lease_grant(&w->client, sf_registry_lease, &id, &ttl) != etcd::Result::Ok)
-		{
-			sf_unreachable(w, "granting a lease");
-			sf_backoff(w, now_ns);
-			return;
-		}
-		w->lease = id;
-		sf_renewed(w, w->client.sent_ns, ttl);
-	}
-
-	if (sf_shard_id >= 0)
-		candidates[ncand++] = sf_shard_id;
-	else
-	{
-		int64		max = sf_layout.max_shard_id();
-		int64		nfree = 0, pick;
-
-		if (w->remembered >= 0 && sf_in_pool(w->remembered))
-			candidates[ncand++] = w->remembered;
-		memset(w->taken, 0, (size_t) (max / 8 + 1));
-		{
-			char		prefix[300];
-
-			snprintf(prefix, sizeof(prefix), "%s/shards/", sf_registry_prefix);
-			if (etcd::list_keys(&w->client, prefix, sf_on_key, w) != etcd::Result::Ok)
-			{
-				sf_unreachable(w, "listing the held shards");
-				sf_backoff(w, now_ns);
-				return;
-			}
-		}
-		for (int i = 0; i < sf_pool->count; i++)
-			for (int64 s = sf_pool->ranges[i].lo; s <= sf_pool->ranges[i].hi; s++)
-				if (!(w->taken[s / 8] & (1 << (s % 8))))
-					nfree++;
-		/* a random free shard: servers starting together rarely collide */
-		pick = nfree > 0 ? (int64) (random() % nfree) : 0;
-		for (int i = 0; i < sf_pool->count && ncand < (int) lengthof(candidates); i++)
-			for (int64 s = sf_pool->ranges[i].lo;
-				 s <= sf_pool->ranges[i].hi && ncand < (int) lengthof(candidates); s++)
-			{
-				if (w->taken[s / 8] & (1 << (s % 8)))
-					continue;
-				if (pick > 0)
-				{
-					pick--;
-					continue;
-				}
-				if (s != w->remembered)
-					candidates[ncand++] = s;
-			}
-		full = nfree == 0;
-	}
-
-	for (int i = 0; i < ncand; i++)
-	{
-		/*
-		 * A shard this server has no slot for could not be generated for
-		 * (snowflake.max_shards used up by earlier claims): never claim it,
-		 * since giving it a slot after the claim would fail with the lease
-		 * held.
-		 */
-		if (!sf_slot_available(candidates[i]))
-		{
-			snprintf(holder, sizeof(holder), "no slot left on this server "
-					 "(snowflake.max_shards = %d; restart it to free the slots)",
-					 sf_max_shards);
-			continue;
-		}
-		rc = sf_try_shard(w, candidates[i], &fresh_ms, holder, sizeof(holder));
-		if (rc != 0)
-		{
-			shard = candidates[i];
-			break;
-		}
-	}
-	if (rc < 0)
-	{
-		sf_unreachable(w, "claiming a shard");
-		sf_backoff(w, now_ns);
-		return;
-	}
-	if (rc == 0)
-	{
-		char		detail[512];
-		SfRegState	state = sf_shard_id >= 0 ? REG_CLAIMING : REG_POOL_FULL;
-
-		if (sf_shard_id >= 0)
-			snprintf(detail, sizeof(detail), "Shard %d is held by %s.", sf_shard_id, holder);
-		else if (full)
-			snprintf(detail, sizeof(detail), "All " INT64_FORMAT " shards of the pool \"%s\" "
-					 "are held by other servers (etcd prefix \"%s\").",
-					 sf_pool_size(), sf_registry_shards, sf_registry_prefix);
-		else
-			snprintf(detail, sizeof(detail), "The free shards of the pool \"%s\" were taken "
-					 "by other servers while this one tried them; the last by %s.",
-					 sf_registry_shards, holder);
-		SpinLockAcquire(&sf_reg->mutex);
-		sf_reg->state = state;
-		sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
-		strlcpy(sf_reg->holder, detail, sizeof(sf_reg->holder));
-		strlcpy(sf_reg->last_error, detail, sizeof(sf_reg->last_error));
-		SpinLockRelease(&sf_reg->mutex);
-		sf_backoff(w, now_ns);
-		return;
-	}
-
-	/* claimed: resume strictly above the freshness mark, then publish ahead */
-	{
-		int64		fresh_offset = fresh_ms >= 0 ? fresh_ms - sf_layout.epoch_ms : -1;
-		ShardSlot  *slot = sf_slot_for_shard(shard, false);
-
-		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-		sf_slot_resume_above(slot, fresh_offset);
-		{
-			int64		last_seq;
-			int64		last = sf_slot_last(slot, &last_seq);
-
-			w->seen_issued = ((uint64) last << sf_layout.sequence_bits) + (uint64) last_seq;
-		}
-		LWLockRelease(slot->lock);
-
-		/* the cap of the new shard is its mark in etcd (see sf_registry_cap) */
-		pg_atomic_write_u32(&sf_reg->pub_shard, 0);
-		pg_write_barrier();
-		pg_atomic_write_u64(&sf_reg->published, (uint64) (Max(fresh_offset, (int64) -1) + 1));
-		pg_write_barrier();
-		pg_atomic_write_u32(&sf_reg->pub_shard, (uint32) (shard + 1));
-		w->held = shard;
-		w->slot = slot;
-		w->remembered = shard;
-		w->expired = false;
-		w->failing = false;
-		w->backoff_ms = 0;
-		w->active_until = 0;	/* until IDs are issued */
-		sf_remember(w);
-
-		SpinLockAcquire(&sf_reg->mutex);
-		sf_reg->state = REG_HELD;
-		sf_reg->shard = (int32) shard;
-		sf_reg->holder[0] = '\0';
-		sf_reg->published_ms = fresh_ms;
-		SpinLockRelease(&sf_reg->mutex);
-
-		{
-			char		mark[40];
-
-			if (fresh_ms >= 0)
-				snowflake::format_utc(fresh_ms, mark, sizeof(mark));
-			ereport(LOG,
-					(errmsg("snowflake registry: claimed shard " INT64_FORMAT " under lease %"
-							PRIx64, shard, (uint64) w->lease),
-					 errdetail("IDs resume above the shard's freshness mark (%s).",
-							   fresh_ms >= 0 ? mark : "none")));
-		}
-		sf_publish_ahead(w, fresh_offset);
-		if (w->held >= 0)
-			sf_set_grant(w);
-	}
-}
-
-/* Keeps the lease alive; handles its loss and its return. */
-static void
-sf_keep_lease(SfWorker *w, int64 now_ns)
-{
-	int64		ttl = 0;
-	etcd::Result r;
-
-	if (now_ns < w->next_keepalive_ns)
-		return;
-	r = etcd::lease_keepalive(&w->client, w->lease, &ttl);
-	if (r == etcd::Result::NotFound)
-	{
-		sf_lease_gone(w);
-		return;
-	}
-	if (r == etcd::Result::Failed)
-	{
-		if (!w->failing)
-			ereport(LOG,
-					(errmsg("snowflake registry: could not renew lease %" PRIx64 ": %s",
-							(uint64) w->lease, w->client.error),
-					 errdetail("Generation goes on until the lease deadline, in %d ms.",
-							   (int) Max((int64) 0, (w->deadline_ns - now_ns) / 1000000))));
-		w->failing = true;
-		sf_unreachable(w, "renewing the lease");
-		/* try again soon: a tenth of the TTL, at least 100 ms */
-		w->next_keepalive_ns = now_ns + Max((int64) 100, (int64) sf_registry_lease * 100) * 1000000;
-		return;
-	}
-
-	sf_renewed(w, w->client.sent_ns, ttl);
-	w->failing = false;
-	if (w->held >= 0 && w->expired)
-	{
-		char		key[300], value[256];
-		bool		found = false;
-		int64		lease = 0;
-
-		/* the lease survived: make sure the holder key is still ours */
-		sf_key(key, sizeof(key), w->held, "holder");
-		if (etcd::get(&w->client, key, value, sizeof(value), &found, &lease) != etcd::Result::Ok)
-		{
-			sf_unreachable(w, "checking the holder key");
-			return;
-		}
-		if (!found || lease != w->lease)
-		{
-			sf_drop(w, "The lease was renewed after its deadline, but the shard's holder "
-					"key is no longer attached to it.");
-			return;
-		}
-		w->expired = false;
-		ereport(LOG,
-				(errmsg("snowflake registry: regained shard " INT64_FORMAT, w->held),
-				 errdetail("Lease %" PRIx64 " was renewed after its deadline had passed; "
-						   "generation resumes.", (uint64) w->lease)));
-	}
-	if (w->held >= 0)
-		sf_set_state(REG_HELD, NULL);
-	sf_set_grant(w);
-}
-
-/* Keeps the freshness mark ahead while IDs are issued or a call waits for it. */
-static void
-sf_keep_fresh(SfWorker *w)
-{
-	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
-	int64		published = (int64) pg_atomic_read_u64(&sf_reg->published) - 1;
-	int64		wanted = (int64) pg_atomic_read_u64(&sf_reg->wanted) - 1;
-	uint64		issued;
-	int64		last;
-	int64		reserved;
-	snowflake::GeneratorState gen;
-
-	/* activity: the last ID's position, not the resettable counters */
-	sf_slot_snapshot(w->slot, &gen, &reserved, NULL);
-	last = gen.last_offset;
-	issued = ((uint64) last << sf_layout.sequence_bits) + (uint64) gen.last_sequence;
-	if (issued != w->seen_issued)
-	{
-		w->seen_issued = issued;
-		w->active_until = now + SF_WORKER_ACTIVE_MS;
-	}
-	if (wanted > published)
-		sf_publish_ahead(w, Max(wanted, last));
-	else if (now <= w->active_until &&
-			 published - Max(now + sf_max_clock_lead, last) < sf_publish_ahead_ms() / 2)
-		sf_publish_ahead(w, last);
-}
-
-/*
- * Releases the held shard: stops generation, lowers the mark to the last ID
- * issued, publishes it, and revokes the lease so the shard is free at once.
- */
-static void
-sf_release(SfWorker *w)
-{
-	int64		final_offset;
-	bool		lost;
-
-	if (w->held >= 0)
-	{
-		int64		shard = w->held;
-
-		w->expired = true;		/* grant off first */
-		sf_set_grant(w);
-		LWLockAcquire(w->slot->lock, LW_EXCLUSIVE);
-		/* lowers reserved_offset to the last ID's timestamp, calls in flight too */
-		final_offset = sf_slot_seal(w->slot);
-		/* from here on no reservation goes above the final mark */
-		pg_atomic_write_u64(&sf_reg->published, (uint64) (final_offset + 1));
-		LWLockRelease(w->slot->lock);
-		if (final_offset >= 0)
-			(void) sf_publish_mark(w, final_offset + sf_layout.epoch_ms, &lost);
-		ereport(LOG,
-				(errmsg("snowflake registry: released shard " INT64_FORMAT, shard)));
-		w->held = -1;
-		w->expired = false;
-	}
-	if (w->lease != 0)
-		(void) etcd::lease_revoke(&w->client, w->lease);
-	w->lease = 0;
-	SpinLockAcquire(&sf_reg->mutex);
-	sf_reg->state = REG_CLAIMING;
-	sf_reg->deadline_ns = 0;
-	SpinLockRelease(&sf_reg->mutex);
-}
-
-static void
-sf_worker_exit(int, Datum)
-{
-	if (sf_reg == NULL)
-		return;
-	pg_atomic_write_u64(&sf_reg->grant, 0);
-	SpinLockAcquire(&sf_reg->mutex);
-	sf_reg->worker_latch = NULL;
-	SpinLockRelease(&sf_reg->mutex);
-}
-
-extern "C" void
-snowflake_registry_worker_main(Datum)
-{
-	SfWorker   *w;
-	long		timeout_ms;
-	char		host[128];
-
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-	BackgroundWorkerUnblockSignals();
-
-	if (sf_shared == NULL || sf_shared->refused || sf_reg == NULL || !sf_registry_enabled)
-		proc_exit(0);
-
-	before_shmem_exit(sf_worker_exit, (Datum) 0);
-	SpinLockAcquire(&sf_reg->mutex);
-	sf_reg->worker_latch = MyLatch;
-	SpinLockRelease(&sf_reg->mutex);
-
-	w = (SfWorker *) MemoryContextAllocZero(TopMemoryContext, sizeof(SfWorker));
-	w->taken = (uint8 *) MemoryContextAllocZero(TopMemoryContext,
-												(Size) (sf_layout.max_shard_id() / 8 + 1));
-	w->held = -1;
-	srandom((unsigned int) (MyProcPid ^ sf_clock_ns(CLOCK_MONOTONIC)));
-	{
-		struct timespec res;
-
-		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0)
-			sf_coarse_res_ms = Max((int64) 1, (int64) ((res.tv_nsec + 999999) / 1000000));
-	}
-	if (gethostname(host, sizeof(host)) != 0)
-		strlcpy(host, "unknown", sizeof(host));
-	host[sizeof(host) - 1] = '\0';
-	snprintf(w->identity, sizeof(w->identity),
-			 "host %s, port %d, data directory %s, system identifier " UINT64_FORMAT,
-			 host, PostPortNumber, DataDir, GetSystemIdentifier());
-	sf_recall(w);
-
-	/* requests must fit well within a keep-alive interval (TTL/3) */
-	timeout_ms = (long) Min((int64) 2000, Max((int64) 200, (int64) sf_registry_lease * 1000 / 8));
-	if (!etcd::open(&w->client, sf_registry, timeout_ms))
-	{
-		ereport(LOG,
-				(errmsg("snowflake registry: could not set up the etcd client: %s",
-						w->client.error)));
-		proc_exit(1);			/* restarted by the postmaster */
-	}
-	w->suspend_ref_ns = sf_clock_ns(CLOCK_BOOTTIME) - sf_clock_ns(CLOCK_MONOTONIC);
-	sf_set_state(REG_CLAIMING, NULL);
-
-	for (;;)
-	{
-		int64		now_ns;
-		int64		suspend;
-
-		CHECK_FOR_INTERRUPTS();
-		if (ShutdownRequestPending)
-		{
-			/*
-			 * Release the shard.  Exit 1 so that the postmaster restarts the
-			 * worker if it is still running (pg_terminate_backend): it then
-			 * claims again.  At shutdown nothing is restarted.
-			 */
-			sf_release(w);
-			sf_publish_view(w);
-			etcd::close(&w->client);
-			proc_exit(1);
-		}
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-			if (w->held >= 0 && sf_shard_id >= 0 && sf_shard_id != w->held)
-			{
-				ereport(LOG,
-						(errmsg("snowflake registry: snowflake.shard_id is now %d; releasing "
-								"shard " INT64_FORMAT, sf_shard_id, w->held)));
-				sf_release(w);
-				w->retry_ns = 0;
-			}
-		}
-
-		now_ns = sf_clock_ns(CLOCK_MONOTONIC);
-
-		/* a suspended machine: CLOCK_MONOTONIC stood still, the lease did not */
-		suspend = sf_clock_ns(CLOCK_BOOTTIME) - now_ns;
-		if (suspend - w->suspend_ref_ns > 50 * INT64CONST(1000000) && w->held >= 0)
-		{
-			ereport(LOG,
-					(errmsg("snowflake registry: the system was suspended for " INT64_FORMAT
-							" ms; generation waits for the lease to be renewed",
-							(suspend - w->suspend_ref_ns) / 1000000)));
-			w->deadline_ns = now_ns;
-			w->next_keepalive_ns = now_ns;
-		}
-		w->suspend_ref_ns = suspend;
-
-		if (w->held >= 0 || w->lease != 0)
-		{
-			if (w->held >= 0 && !w->expired && now_ns >= w->deadline_ns)
-			{
-				w->expired = true;
-				sf_set_grant(w);
-				sf_set_state(REG_EXPIRED, NULL);
-				ereport(LOG,
-						(errmsg("snowflake registry: the lease deadline of shard " INT64_FORMAT
-								" passed; generation stops until the lease is renewed", w->held)));
-			}
-			sf_keep_lease(w, now_ns);
-		}
-		if (w->held < 0 && now_ns >= w->retry_ns)
-			sf_claim(w, now_ns);
-		if (w->held >= 0 && !w->expired)
-			sf_keep_fresh(w);
-		sf_publish_view(w);
-
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 w->held >= 0 ? 20 : 50, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-	}
 }
 
 /*---- module load ----*/
@@ -1276,6 +427,8 @@ sf_registry_init(void)
 
 	if (!sf_registry_enabled)
 		return;
+	/* no slot reserves anything before the worker publishes its mark */
+	sf_slot_caps = true;
 	/* a standby claims nothing: the worker starts at promotion */
 	sf_register_worker("snowflake_registry_worker_main", "snowflake registry worker",
 					   BGWORKER_SHMEM_ACCESS);
@@ -1283,68 +436,63 @@ sf_registry_init(void)
 
 /*---- the view ----*/
 
-/* Whether generating calls may run now (the fencing check, without an error). */
+/*
+ * Whether the fencing check passes now and, with_mark, whether a call could
+ * also get a freshness mark covering the clock: it does already, or the last
+ * publication succeeded (an idle server's mark lags the clock until the next
+ * call asks for one).
+ */
 static bool
-sf_registry_check_quiet(void)
+sf_registry_check_quiet(bool with_mark)
 {
 	uint64		grant = pg_atomic_read_u64(&sf_reg->grant);
+	int64		held = (int64) (grant >> SF_GRANT_SHIFT) - 1;
 
-	return (grant >> SF_GRANT_SHIFT) > 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK);
+	return held >= 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK) &&
+		(!with_mark || sf_registry_cap(held) >= sf_now_offset() ||
+		 pg_atomic_read_u32(&sf_reg->publish_failed) == 0);
 }
 
-extern "C" Datum
-snowflake_registry(PG_FUNCTION_ARGS)
+/* What snowflake_registry() shows: one consistent copy. */
+void
+sf_registry_describe(SfRegistryView *view)
 {
-	TupleDesc	tupdesc;
-	Datum		values[15];
-	bool		nulls[15];
 	SfRegistryShared copy;
 
-	sf_require_ready();
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	tupdesc = BlessTupleDesc(tupdesc);
-
+	memset(view, 0, sizeof(*view));
+	view->enabled = sf_registry_enabled;
+	view->endpoints = sf_registry;
+	view->prefix = sf_registry_prefix;
+	view->shard = -1;
+	view->published_ms = -1;
+	if (sf_reg == NULL)
+	{
+		view->state = sf_state_names[REG_OFF];
+		return;
+	}
 	SpinLockAcquire(&sf_reg->mutex);
 	memcpy(&copy, sf_reg, sizeof(copy));
 	SpinLockRelease(&sf_reg->mutex);
 
-	memset(nulls, 0, sizeof(nulls));
-	values[0] = CStringGetTextDatum(sf_registry);
-	nulls[0] = !sf_registry_enabled;
-	values[1] = CStringGetTextDatum(copy.endpoint);
-	nulls[1] = copy.endpoint[0] == '\0';
-	values[2] = CStringGetTextDatum(sf_registry_prefix);
-	nulls[2] = !sf_registry_enabled;
 	/* the worker may be busy with a request when the deadline passes */
-	if (copy.state == REG_HELD && !sf_registry_check_quiet())
+	if (copy.state == REG_HELD && !sf_registry_check_quiet(false))
 		copy.state = REG_EXPIRED;
 	/* a standby claims nothing: its worker starts at promotion */
 	if (RecoveryInProgress())
 		copy.state = REG_OFF;
-	values[3] = CStringGetTextDatum(sf_state_names[copy.state]);
-	values[4] = Int32GetDatum(copy.shard);
-	nulls[4] = copy.shard < 0;
-	{
-		char		hex[24];
-
-		snprintf(hex, sizeof(hex), "%" PRIx64, (uint64) copy.lease_id);
-		values[5] = CStringGetTextDatum(hex);
-		nulls[5] = copy.lease_id == 0;
-	}
-	values[6] = Int32GetDatum((int32) copy.lease_ttl);
-	nulls[6] = copy.lease_ttl == 0;
-	values[7] = TimestampTzGetDatum(sf_mono_to_timestamptz(copy.deadline_ns));
-	nulls[7] = copy.deadline_ns == 0;
-	values[8] = TimestampTzGetDatum(copy.last_keepalive);
-	nulls[8] = copy.last_keepalive == 0;
-	values[9] = TimestampTzGetDatum((TimestampTz) snowflake::unix_ms_to_pg_us(copy.published_ms));
-	nulls[9] = copy.published_ms < 0;
-	values[10] = CStringGetTextDatum(copy.last_error);
-	nulls[10] = copy.last_error[0] == '\0';
-	values[11] = Int64GetDatum((int64) copy.requests);
-	values[12] = Int64GetDatum((int64) copy.bytes_sent);
-	values[13] = Int64GetDatum((int64) copy.bytes_received);
-	values[14] = BoolGetDatum(sf_registry_enabled && sf_registry_check_quiet());
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	strlcpy(view->endpoint, copy.endpoint, sizeof(view->endpoint));
+	view->state = sf_state_names[copy.state];
+	view->shard = copy.shard;
+	view->lease_id = copy.lease_id;
+	view->lease_ttl = copy.lease_ttl;
+	view->lease_deadline = copy.deadline_ns == 0 ? 0 : sf_mono_to_timestamptz(copy.deadline_ns);
+	view->last_keepalive = copy.last_keepalive;
+	view->published_ms = copy.published_ms;
+	strlcpy(view->last_error, copy.last_error, sizeof(view->last_error));
+	view->requests = copy.requests;
+	view->bytes_sent = copy.bytes_sent;
+	view->bytes_received = copy.bytes_received;
+	view->errors = copy.errors;
+	view->refusals = pg_atomic_read_u64(&sf_reg->refusals);
+	view->generating = sf_registry_enabled && sf_registry_check_quiet(true);
 }

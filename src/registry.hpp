@@ -1,9 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * registry.hpp
- *		The shard registry in etcd, PostgreSQL side: settings, the registry
- *		worker that claims a shard under a lease and keeps it, and the checks
- *		the generating calls make.  See registry.cpp.
+ *		The shard registry as the rest of the library sees it: its settings,
+ *		the fencing check every generating call makes, the wait for a
+ *		freshness mark, and what snowflake_registry() shows.  See
+ *		registry.cpp; the worker that holds the lease is lease.cpp.
+ *
+ * The registry layer stands on the state layer; the SQL functions stand on
+ * it.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,7 +16,7 @@
 
 #include <ctime>
 
-#include "glue.hpp"
+#include "state.hpp"
 
 /* snowflake.registry is set (fixed at server start). */
 extern bool sf_registry_enabled;
@@ -63,18 +67,37 @@ sf_registry_check(int64 shard, bool explicit_shard)
 }
 
 /*
- * The highest layout offset a slot's reserved_offset may reach: the
- * freshness mark published in etcd for the shard this server holds, -1 for
- * any other shard, no limit without a registry.  Caller holds the slot lock.
- */
-int64		sf_registry_cap(int64 shard);
-
-/*
  * Called by a generating call whose next ID lies beyond the published
- * freshness mark: asks the worker to publish one and waits a little (no
- * network here), bounded by snowflake.max_clock_wait from *started_us.
+ * freshness mark (the slot's cap): asks the worker to publish one and waits a
+ * little (no network here), bounded by snowflake.max_clock_wait from
+ * *started_us.
  */
-void		sf_registry_await(int64 shard, int64 wanted, int64 *started_us);
+void		sf_registry_await(ShardSlot *slot, int64 wanted, int64 *started_us);
+
+/* What snowflake_registry() shows (stats.cpp): one row. */
+typedef struct SfRegistryView
+{
+	bool		enabled;
+	const char *endpoints;		/* snowflake.registry */
+	const char *prefix;
+	char		endpoint[256];	/* in use, "" if none */
+	const char *state;
+	int32		shard;			/* -1: none */
+	int64		lease_id;		/* 0: none */
+	int64		lease_ttl;		/* 0: none */
+	TimestampTz lease_deadline; /* 0: none */
+	TimestampTz last_keepalive; /* 0: none */
+	int64		published_ms;	/* -1: none */
+	char		last_error[256];
+	uint64		requests;
+	uint64		bytes_sent;
+	uint64		bytes_received;
+	bool		generating;
+	uint64		errors;			/* failed requests of the worker */
+	uint64		refusals;		/* generating calls refused: no valid lease */
+} SfRegistryView;
+
+void		sf_registry_describe(SfRegistryView *view);
 
 extern "C" PGDLLEXPORT void snowflake_registry_worker_main(Datum arg);
 

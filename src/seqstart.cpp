@@ -21,7 +21,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "glue.hpp"
+#include "seqstart.hpp"
 
 int			sf_sequence_start = SF_SEQUENCE_START_RANDOM;
 
@@ -61,6 +61,8 @@ sf_draw_start_sequence(void)
 void
 sf_seqstart_init(void)
 {
+	char	   *raw = sf_raw_setting("snowflake.sequence_start");
+
 	DefineCustomEnumVariable("snowflake.sequence_start",
 							 "Where the sequence of each new millisecond starts: zero or random.",
 							 "random: a random value in the lowest sixteenth of the sequence range, "
@@ -74,4 +76,8 @@ sf_seqstart_init(void)
 							 NULL,
 							 NULL,
 							 NULL);
+	/* at start nonsense stops the server, as for every snowflake.* setting */
+	sf_require_applied("snowflake.sequence_start", raw,
+					   raw && pg_strcasecmp(raw,
+											sf_sequence_start_options[sf_sequence_start].name) == 0);
 }

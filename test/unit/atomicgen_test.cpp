@@ -189,9 +189,9 @@ TEST(AtomicWordTest, PackOrdersLikeIds)
 	EXPECT_EQ(word_sequence(kLayout, kFreshWord), 0);
 	for (int i = 0; i < 20000; i++)
 	{
-		int64_t		o1 = (int64_t) (rng() % (uint64_t) kLayout.max_offset_ms());
+		int64_t		o1 = (int64_t) (rng() % (uint64_t) kLayout.max_offset());
 		int64_t		s1 = (int64_t) (rng() % 4096);
-		int64_t		o2 = (i & 1) ? o1 : (int64_t) (rng() % (uint64_t) kLayout.max_offset_ms());
+		int64_t		o2 = (i & 1) ? o1 : (int64_t) (rng() % (uint64_t) kLayout.max_offset());
 		int64_t		s2 = (int64_t) (rng() % 4096);
 		uint64_t	w1 = pack_state(kLayout, o1, s1);
 		uint64_t	w2 = pack_state(kLayout, o2, s2);
@@ -202,11 +202,11 @@ TEST(AtomicWordTest, PackOrdersLikeIds)
 	}
 	/* the widest word: shard_bits 0, last millisecond, last sequence */
 	Layout		wide = {kLayout.epoch_ms, 0, 12};
-	uint64_t	w = pack_state(wide, wide.max_offset_ms(), wide.max_sequence());
+	uint64_t	w = pack_state(wide, wide.max_offset(), wide.max_sequence());
 
-	EXPECT_EQ(word_offset(wide, w), wide.max_offset_ms());
+	EXPECT_EQ(word_offset(wide, w), wide.max_offset());
 	EXPECT_EQ(word_sequence(wide, w), wide.max_sequence());
-	EXPECT_GT(w, pack_state(wide, wide.max_offset_ms() - 1, wide.max_sequence()));
+	EXPECT_GT(w, pack_state(wide, wide.max_offset() - 1, wide.max_sequence()));
 }
 
 /* advance_word is next_run on the unpacked state: same outcomes, same IDs. */
@@ -296,7 +296,7 @@ TEST(AtomicWordTest, SealWord)
 	EXPECT_EQ(seal_word(kLayout, pack_state(kLayout, 100, 7)), pack_state(kLayout, 100, 4095));
 	EXPECT_EQ(seal_word(kLayout, pack_state(kLayout, 100, 4095)), pack_state(kLayout, 101, 4095));
 	EXPECT_EQ(seal_word(kLayout, kFreshWord), pack_state(kLayout, -1, 4095));
-	uint64_t	end = pack_state(kLayout, kLayout.max_offset_ms(), 4095);
+	uint64_t	end = pack_state(kLayout, kLayout.max_offset(), 4095);
 
 	EXPECT_EQ(seal_word(kLayout, end), end) << "nothing follows the last word";
 	for (uint64_t w : {kFreshWord, pack_state(kLayout, 5, 0), pack_state(kLayout, 5, 4095)})

@@ -1,10 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * glue.hpp
- *		Declarations shared by the PostgreSQL glue: the shared-memory struct,
- *		the settings, and each subsystem's entry points.
+ * state.hpp
+ *		The generator's shared state: SnowflakeShared and the shard slots in
+ *		shared memory, and the rules for touching them; with shmem.cpp, which
+ *		creates them and gives shards their slots.
  *
- * Locking and memory ordering (see also state.cpp and atomicgen.hpp).
+ * The state layer (this file, recorded, fastpath, shmem, wal, mark) stands on
+ * the core (core.hpp) and the settings; the registry and the SQL functions
+ * stand on it.  Nothing here calls a file of those higher layers: what the
+ * registry must tell the state (the freshness mark of a shard it holds, the
+ * shard it holds) it publishes into fields of this struct (ShardSlot.cap,
+ * SnowflakeShared.registry_shard).
+ *
+ * Locking and memory ordering (see also mark.cpp and atomicgen.hpp).
  * SnowflakeShared is created once at postmaster start, followed by the shard
  * index and the cache-line aligned shard slots.  LWLocks come from the
  * "snowflake" tranche:
@@ -14,9 +22,11 @@
  *	  allocation, no ereport, no I/O, no sleep); with atomic, only to count a
  *	  backward clock step in gen.  Also held in shared mode to copy fields for
  *	  snowflake_stats() and the mark worker, and exclusively by every writer
- *	  of reserved_offset (so that they never interleave).  Waiting for the
- *	  clock happens after releasing it.  Shards never share a lock or a cache
- *	  line, so they do not contend.
+ *	  of reserved_offset (so that they never interleave), and of cap (the
+ *	  registry worker publishing a freshness mark; sf_raise_reserved reads it
+ *	  under the same lock, so no reservation passes a cap it did not see).
+ *	  Waiting for the clock happens after releasing it.  Shards never share a
+ *	  lock or a cache line, so they do not contend.
  *	- assign_lock serialises giving a shard its slot (first use of a shard).
  *	- file_lock serialises writers of pg_snowflake/ files and guards
  *	  durable_mark_ms; sf_move_mark raises reserved_offset under it (and the
@@ -25,7 +35,10 @@
  *	  precede any ID under it; errors are reported after release.  Slot locks may
  *	  be taken briefly inside file_lock, never the other way round.
  *	  file_lock also guards resume_offset, which WAL replay raises; it may be
- *	  taken in shared mode inside assign_lock.
+ *	  taken in shared mode inside assign_lock.  It also guards the primary's
+ *	  shards a standby remembers (primary_shards_known, primary_shard_count,
+ *	  primary_shards), written by the redo of a shards record and read, in
+ *	  shared mode, by a standby's generating call.
  *
  * The lock-free generator (snowflake.generator = atomic, fastpath.cpp) reads
  * a slot's state, clock and reserved_offset words without any lock.  PG's
@@ -62,21 +75,25 @@
  *	- Counters: issued and sequence_exhausted are fetch_adds after the CAS,
  *	  exact once every call has returned; a snapshot may miss calls in flight.
  *	  A reset races with calls in flight the same way.
- * The shard index entries, layout_recorded and the other atomic counters
- * are read and written without a lock (a slot is published in the index
+ * The shard index entries, layout_recorded, registry_shard (written by the
+ * registry worker, read by the mark worker for the shards record) and the
+ * other atomic counters are read and written without a lock (a slot is published in the index
  * after a write barrier).  The refusal fields are written by the postmaster
  * before any backend starts, or once by the redo of a layout record that
  * differs from this server's (text, write barrier, then the flag; readers
  * read the flag, then a read barrier, then the text); never cleared.  The
- * lineage is written by the postmaster at start and read-only afterwards.
+ * lineage and started_from_backup are written by the postmaster at start and
+ * read-only afterwards.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef SNOWFLAKE_GLUE_HPP
-#define SNOWFLAKE_GLUE_HPP
+#ifndef SNOWFLAKE_STATE_HPP
+#define SNOWFLAKE_STATE_HPP
 
+#include "clocks.hpp"
 #include "core.hpp"
 #include "pg.hpp"
+#include "settings.hpp"
 
 /* How far the durable mark is kept ahead of the clock plus the lead. */
 #define SF_RESERVE_AHEAD_MS 1000
@@ -86,15 +103,12 @@
 #define SF_WORKER_ACTIVE_MS 60000
 /* Clusters remembered in pg_snowflake/lineage. */
 #define SF_MAX_LINEAGE 32
+/* Ranges of the primary's shards a standby remembers (more: all shards). */
+#define SF_MAX_PRIMARY_RANGES 64
+/* How often the primary re-logs its shards while WAL is being written. */
+#define SF_SHARDS_LOG_MS 15000
 /* Backward clock steps at least this large are logged as a WARNING. */
 #define SF_WARN_STEP_MS 10
-
-/* snowflake.generator */
-typedef enum SfGenerator
-{
-	SF_GENERATOR_ATOMIC,		/* lock-free fast path, LWLock only for the slow path */
-	SF_GENERATOR_LWLOCK			/* every call under the slot's LWLock (reference) */
-} SfGenerator;
 
 /*
  * The generator of one shard.  Slots are cache-line aligned, so shards do
@@ -110,11 +124,18 @@ typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
 	pg_atomic_uint64 issued;	/* IDs issued (atomic generator) */
 	pg_atomic_uint64 sequence_exhausted;	/* (atomic generator) */
 
-	/* atomics */
+	/* atomics, written only on the slow paths (waits and refusals) */
 	pg_atomic_uint64 waits;		/* calls that waited for the clock */
 	pg_atomic_uint64 wait_us;	/* total time they waited */
-	pg_atomic_uint64 refusals;	/* calls that failed for clock or capacity */
 	pg_atomic_uint64 inline_mark_writes;	/* mark writes a call waited for */
+	/* calls refused, by cause (snowflake_stats' refusals: the first three) */
+	pg_atomic_uint64 refusals_clock;	/* waited max_clock_wait for the clock */
+	pg_atomic_uint64 refusals_epoch;	/* the clock read before the epoch */
+	pg_atomic_uint64 refusals_exhausted;	/* the timestamp field is used up */
+	pg_atomic_uint64 refusals_registry_mark;	/* waited max_clock_wait for
+												 * the registry's mark */
+	pg_atomic_uint64 registry_waits;	/* calls that waited for that mark */
+	pg_atomic_uint64 registry_wait_us;	/* total time they waited */
 
 	/* under lock */
 	TimestampTz stats_reset;
@@ -122,8 +143,11 @@ typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
 	/* read by every call */
 	alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 clock;	/* last clock reading, tagged */
 	pg_atomic_uint64 reserved_offset;	/* int64: IDs may carry timestamps up to this */
+	pg_atomic_uint64 cap;		/* int64: reserved_offset never goes above it (the
+								 * registry's freshness mark; INT64_MAX without one) */
 	LWLock	   *lock;
 	int32		shard_id;
+	bool		import_slot;	/* made for imports (backfill.cpp): never live */
 
 	/* under lock */
 	snowflake::GeneratorState gen;
@@ -156,19 +180,37 @@ typedef struct SnowflakeShared
 	int64		resume_offset;	/* layout offset; -1: none */
 
 	/*
-	 * Written by the postmaster at start, or once by WAL replay of a layout
-	 * record that differs from this server's (the message first, then a
-	 * write barrier, then the flag), and never cleared.
+	 * Refusals, written by the postmaster at start, or once by WAL replay of
+	 * a layout record that differs from this server's (the message first,
+	 * then a write barrier, then the flag), and never cleared.  A layout
+	 * refusal stops decoding and generation (IDs would decode wrongly); a
+	 * state refusal (the mark or the lineage unreadable) stops generation
+	 * only, since decoding depends on the layout alone.
 	 */
-	volatile bool refused;		/* recorded state differs or is unreadable */
+	volatile bool refused;		/* recorded layout differs or is unreadable */
 	char		refusal_message[128];
 	char		refusal_detail[512];
+	volatile bool state_refused;	/* recorded mark or lineage unreadable */
+	char		state_message[128];
+	char		state_detail[512];
+
+	/* written by the postmaster at start, read-only afterwards */
+	bool		started_from_backup;	/* backup_label or recovery.signal at start */
 
 	/* written by the postmaster at start, read-only afterwards (origin.cpp) */
 	int32		lineage_count;
 	uint64		lineage[SF_MAX_LINEAGE];	/* pg_snowflake/lineage */
 
+	/*
+	 * On a standby, under file_lock: the shards its primary generates for,
+	 * from the last shards record replayed (none before the first).
+	 */
+	bool		primary_shards_known;
+	int32		primary_shard_count;	/* -1: too many ranges, every shard */
+	snowflake::ShardRange primary_shards[SF_MAX_PRIMARY_RANGES];
+
 	/* atomics */
+	pg_atomic_uint32 registry_shard;	/* the registry's held shard + 1; 0: none */
 	pg_atomic_uint32 layout_recorded;	/* pg_snowflake/layout matches */
 	pg_atomic_uint64 mark_writes;	/* durable mark writes, all */
 
@@ -180,81 +222,29 @@ typedef struct SnowflakeShared
 } SnowflakeShared;
 
 extern SnowflakeShared *sf_shared;
-extern snowflake::Layout sf_layout;
 
-/* settings.cpp */
-extern int	sf_shard_id;
-extern int	sf_max_clock_lead;
-extern int	sf_max_clock_wait;
-extern int	sf_max_shards;
-extern bool sf_allow_on_standby;
-extern int	sf_generator;
-extern char *sf_shard_ids;
-void		sf_settings_init(void);
-bool		sf_shard_allowed(int64 shard);
-char	   *sf_raw_setting(const char *name);
-void		sf_require_applied(const char *name, const char *raw, bool applied);
+/* What a refusal stops: see SnowflakeShared. */
+typedef enum SfRefusal
+{
+	SF_REFUSE_LAYOUT,			/* decoding and generation */
+	SF_REFUSE_STATE				/* generation only */
+} SfRefusal;
 
-/* seqstart.cpp */
-#define SF_SEQUENCE_START_ZERO 0
-#define SF_SEQUENCE_START_RANDOM 1
-extern int	sf_sequence_start;
-void		sf_seqstart_init(void);
-int64		sf_draw_start_sequence(void);
-
-/* snowflake.cpp */
-void		sf_check_id(int64 id);
-Datum		sf_make_record(FunctionCallInfo fcinfo, Datum *values, bool *nulls);
-
-/* layouts.cpp */
-TimestampTz sf_timestamptz_checked(int64 unix_ms);
-
-/* state.cpp */
-void		sf_state_init(void);
+/* shmem.cpp */
+void		sf_shmem_init(void);
 void		sf_require_ready(void);
-void		sf_record_layout(void);
+void		sf_require_generation_ready(void);
 ShardSlot  *sf_slot(int i);
 ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
+ShardSlot  *sf_slot_if_any(int64 shard);
+ShardSlot  *sf_slot_for_import(int64 shard, int64 reserved_offset);
 bool		sf_slot_available(int64 shard);
-void		sf_refuse(SnowflakeShared *out, const char *message, const char *detail);
-bool		sf_read_record(SnowflakeShared *out, const char *path, const char *what,
-						   char *buf, size_t buflen, size_t *len, bool *missing);
-void		sf_extend_mark(ShardSlot *slot, int64 wanted_offset);
-void		sf_reraise_reserved(void);
-int64		sf_wall_ms(void);
-
-void		sf_raise_floor(int64 offset);
-void		sf_register_worker(const char *function, const char *name, int flags);
-
-/* origin.cpp */
-void		sf_load_lineage(SnowflakeShared *out);
-extern bool sf_origin_checked;
-void		sf_check_origin_slow(Oid fn_oid);
 
 /*
- * The first generating call of a backend checks where its database's IDs
- * came from; later calls pay one test of a backend-local flag, inline.
+ * A hook for the registry (set in _PG_init, before shared memory exists):
+ * slots start with cap -1, so that no shard reserves anything until the
+ * registry has published a freshness mark for it.
  */
-static inline void
-sf_check_origin(Oid fn_oid)
-{
-	if (!sf_origin_checked)
-		sf_check_origin_slow(fn_oid);
-}
+extern bool sf_slot_caps;
 
-/* snowflake.cpp */
-TimestampTz sf_decoded_timestamptz(int64 unix_ms, int64 id);
-
-/* fastpath.cpp */
-void		sf_fastpath_init_slot(ShardSlot *slot);
-void		sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now,
-							 snowflake::Step *step, int64 start_sequence);
-void		sf_slot_snapshot(ShardSlot *slot, snowflake::GeneratorState *gen,
-							 int64 *reserved, TimestampTz *stats_reset);
-int64		sf_slot_last(ShardSlot *slot, int64 *sequence);
-void		sf_slot_resume_above(ShardSlot *slot, int64 offset);
-int64		sf_slot_seal(ShardSlot *slot);
-
-extern "C" PGDLLEXPORT void snowflake_mark_worker_main(Datum arg);
-
-#endif							/* SNOWFLAKE_GLUE_HPP */
+#endif							/* SNOWFLAKE_STATE_HPP */
