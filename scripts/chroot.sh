@@ -1,43 +1,48 @@
 #!/usr/bin/env bash
 # Runs a command in a Debian chroot that has PostgreSQL NN, for the versions
-# the host's Debian release does not package (17: trixie, 18: forky; see
-# pg_suite in lib.sh).  Run as root.
+# the host's Debian release does not package (17: trixie, 18: forky, 19: sid
+# with experimental; see pg_suite in lib.sh).  Run as root.
 #
 #   bash scripts/chroot.sh 17                          # the whole test suite on 17
 #   bash scripts/chroot.sh 18 bash scripts/package.sh  # any command, in the tree's copy
 #   bash scripts/chroot.sh 17 --shell                  # an interactive shell
 #
 # The chroot is made once with debootstrap and cached outside the clone, in
-# $SNOWFLAKE_CHROOTS (default /var/cache/snowflake/chroots/<suite>), so later
-# runs on the machine reuse it.  Each run adds the packages install-deps.sh
-# lists that the chroot lacks (apt-get inside it), copies the source tree to
-# /build/snowflake inside (objects of other versions stay outside), mounts
-# /proc, /dev and /dev/shm, runs the command there as root with a clean
-# environment (SUITES, PROVE_TESTS, INTEGRATION_TESTS, SKIP_BUILD and PG_* are passed on), copies
-# dist/*.deb back to the tree's dist/, and unmounts.
+# $SNOWFLAKE_CHROOTS (default /var/cache/snowflake/chroots/<name>: the suite,
+# or sid-experimental for 19), so later runs on the machine reuse it.  Each
+# run adds the packages install-deps.sh lists that the chroot lacks (apt-get
+# inside it), copies the source tree to /build/snowflake inside (objects of
+# other versions stay outside), mounts /proc, /dev and /dev/shm, runs the
+# command there as root with a clean environment (SUITES, PROVE_TESTS,
+# INTEGRATION_TESTS, SKIP_BUILD and PG_* are passed on), copies dist/*.deb
+# back to the tree's dist/, and unmounts.
+#
+# A "<suite>-experimental" chroot is that suite with Debian's experimental
+# added to apt's sources, on the same mirror; install-deps.sh takes from
+# experimental only the packages the suite lacks (postgresql-19 and
+# postgresql-server-dev-19) and what they need from there.
 #
 # A chroot is complete once it holds .snowflake-complete, written after
-# debootstrap finished; anything else under the cache (a run killed while
-# building) is unmounted and removed, then built again.  One run at a time
-# uses a chroot (flock on <suite>.lock).
+# debootstrap and install-deps.sh (inside it) both finished; anything else
+# under the cache (a run killed while building) is unmounted and removed, then
+# built again.  One run at a time uses a chroot (flock on <name>.lock).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 version=${1:?usage: chroot.sh PG_MAJOR [command ...]}
 shift
-suite=$(pg_suite "$version") || { echo "no Debian suite packages PostgreSQL $version" >&2; exit 1; }
+name=$(pg_suite "$version") || { echo "no Debian suite packages PostgreSQL $version" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "chroot.sh must run as root" >&2; exit 1; }
+# the Debian suite debootstrap makes, and whether experimental is added to it
+suite=${name%-experimental}
+experimental=
+[ "$suite" != "$name" ] && experimental=1
 
 cache=${SNOWFLAKE_CHROOTS:-/var/cache/snowflake/chroots}
-root=$cache/$suite
-# the Debian mirror this machine's apt uses (DEBIAN_MIRROR overrides it)
-debian_mirror() {
-  apt-cache policy 2>/dev/null |
-    awk -v s="$(host_codename)/main" '$3 == s && $2 ~ /^https?:/ { print $2; exit }'
-}
+root=$cache/$name
 mkdir -p "$cache"
 
-exec 9>"$cache/$suite.lock"
+exec 9>"$cache/$name.lock"
 if ! flock -n 9; then
   echo "waiting for another run using $root"
   flock 9
@@ -66,59 +71,87 @@ ensure_debootstrap() {
   [ -e "$scripts/$suite" ] || ln -s sid "$scripts/$suite"
 }
 
-if [ ! -f "$root/.snowflake-complete" ]; then
-  echo "== making the $suite chroot for PostgreSQL $version in $root"
-  remove_tree "$root"
-  remove_tree "$root.partial"
-  ensure_debootstrap
-  mirror=${DEBIAN_MIRROR:-$(debian_mirror)}
-  [ -n "$mirror" ] || { apt-get update -qq; mirror=$(debian_mirror); }
-  [ -n "$mirror" ] || { echo "no Debian mirror in apt's sources: set DEBIAN_MIRROR" >&2; exit 1; }
-  include=$(PG_VERSION=$version bash "$REPO/scripts/install-deps.sh" --list | tr ' ' ,)
-  # packages a suite lacks make debootstrap fail: leave them to apt-get below
-  if ! debootstrap --variant=minbase --include="$include" "$suite" "$root.partial" "$mirror" \
-       >"$cache/$suite.debootstrap.log" 2>&1; then
-    echo "debootstrap with all packages failed (tail of $cache/$suite.debootstrap.log below); retrying with PostgreSQL only"
-    tail -n 5 "$cache/$suite.debootstrap.log"
-    remove_tree "$root.partial"
-    debootstrap --variant=minbase \
-      --include="postgresql-$version,postgresql-server-dev-$version,make,g++" \
-      "$suite" "$root.partial" "$mirror" >"$cache/$suite.debootstrap.log" 2>&1 ||
-      { tail -n 20 "$cache/$suite.debootstrap.log"; exit 1; }
-  fi
-  date -u +%FT%TZ >"$root.partial/.snowflake-complete"
-  mv "$root.partial" "$root"
-fi
+# Mounts /proc, /dev and /dev/shm into a chroot directory (postgresql-common's
+# postinst and the servers under test need /proc; the servers need /dev/shm).
+mount_into() {
+  unmount_under "$1"           # left over by a run that was killed
+  mount -t proc proc "$1/proc"
+  mount --bind /dev "$1/dev"
+  mount --make-rslave "$1/dev"
+  mkdir -p "$1/dev/shm"
+  mount --bind /dev/shm "$1/dev/shm"
+  mount --make-rslave "$1/dev/shm"
+  cp /etc/resolv.conf "$1/etc/resolv.conf" 2>/dev/null || true
+  # a testing suite's Release file (and sid's and experimental's) can be past
+  # its Valid-Until on a mirror that is a snapshot; apt-get update would then
+  # refuse the whole suite
+  echo 'Acquire::Check-Valid-Until "false";' >"$1/etc/apt/apt.conf.d/99snowflake"
+}
 
 cleanup() {
   set +e
+  unmount_under "$root.partial"
   unmount_under "$root"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-unmount_under "$root"          # left over by a run that was killed
-mount -t proc proc "$root/proc"
-mount --bind /dev "$root/dev"
-mount --make-rslave "$root/dev"
-mkdir -p "$root/dev/shm"
-mount --bind /dev/shm "$root/dev/shm"
-mount --make-rslave "$root/dev/shm"
-cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-# a testing suite's Release file can be past its Valid-Until on a mirror that
-# is a snapshot; apt-get update would then refuse the whole suite
-echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99snowflake"
-
-# the command does not inherit the lock's descriptor: a server it leaves
-# running would otherwise hold the lock and block every later run
-in_chroot() {
-  chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
+# Runs a command in chroot directory $1 with a clean environment.  The
+# command does not inherit the lock's descriptor: a server it leaves running
+# would otherwise hold the lock and block every later run.
+in_dir() {
+  local dir=$1; shift
+  chroot "$dir" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
     PATH=/usr/lib/postgresql/$version/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PG_VERSIONS="$version" PG_VERSION="$version" \
     ${SUITES:+SUITES="$SUITES"} ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     ${INTEGRATION_TESTS:+INTEGRATION_TESTS="$INTEGRATION_TESTS"} \
     ${SKIP_BUILD:+SKIP_BUILD="$SKIP_BUILD"} "$@" 9>&-
 }
+
+if [ ! -f "$root/.snowflake-complete" ]; then
+  echo "== making the $name chroot for PostgreSQL $version in $root"
+  remove_tree "$root"
+  remove_tree "$root.partial"
+  ensure_debootstrap
+  mirror=${DEBIAN_MIRROR:-$(debian_mirror)}     # DEBIAN_MIRROR overrides lib.sh's
+  [ -n "$mirror" ] || { apt-get update -qq; mirror=$(debian_mirror); }
+  [ -n "$mirror" ] || { echo "no Debian mirror in apt's sources: set DEBIAN_MIRROR" >&2; exit 1; }
+  include=$(PG_VERSION=$version bash "$REPO/scripts/install-deps.sh" --list)
+  if [ -n "$experimental" ]; then
+    # experimental's packages cannot come from debootstrap: install-deps.sh
+    # gets them below, once the suite's own packages are in
+    include=$(tr ' ' '\n' <<<"$include" | grep -vxE "postgresql(-server-dev)?-$version" | paste -sd ' ')
+  fi
+  include=$(tr ' ' , <<<"$include")
+  # packages a suite lacks make debootstrap fail: leave them to apt-get below
+  if ! debootstrap --variant=minbase --include="$include" "$suite" "$root.partial" "$mirror" \
+       >"$cache/$name.debootstrap.log" 2>&1; then
+    echo "debootstrap with all packages failed (tail of $cache/$name.debootstrap.log below); retrying with the build tools only"
+    tail -n 5 "$cache/$name.debootstrap.log"
+    remove_tree "$root.partial"
+    debootstrap --variant=minbase --include=make,g++ \
+      "$suite" "$root.partial" "$mirror" >"$cache/$name.debootstrap.log" 2>&1 ||
+      { tail -n 20 "$cache/$name.debootstrap.log"; exit 1; }
+  fi
+  if [ -n "$experimental" ]; then
+    echo "deb $mirror experimental main" >"$root.partial/etc/apt/sources.list.d/experimental.list"
+  fi
+  # the rest of the list (for an experimental chroot: PostgreSQL itself,
+  # about 10 minutes), by the script every run uses
+  mkdir -p "$root.partial/build"
+  cp "$REPO/scripts/install-deps.sh" "$REPO/scripts/lib.sh" "$root.partial/build/"
+  mount_into "$root.partial"
+  in_dir "$root.partial" bash /build/install-deps.sh
+  unmount_under "$root.partial"
+  rm -f "$root.partial/build/install-deps.sh" "$root.partial/build/lib.sh"
+  date -u +%FT%TZ >"$root.partial/.snowflake-complete"
+  mv "$root.partial" "$root"
+fi
+
+mount_into "$root"
+
+in_chroot() { in_dir "$root" "$@"; }
 
 # the source tree, without git data, build products or test leftovers
 build=$root/build/snowflake

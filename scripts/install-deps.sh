@@ -55,19 +55,37 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# a run killed inside apt-get leaves dpkg half-done, and apt-get refuses to
+# start until that is finished
+dpkg --configure -a </dev/null
 apt-get update -qq
 # a package this release does not have is reported, and the tests that need
-# it fail or skip on their own; the rest is installed
+# it fail or skip on their own; one that only Debian's experimental has (on
+# sid with experimental enabled, as the chroot for PostgreSQL 19 is: see
+# chroot.sh) is taken from there; the rest is installed from the release
 available=()
+experimental=()
 for p in "${missing[@]}"; do
-  if apt-cache show "$p" >/dev/null 2>&1; then
+  origins=$(apt-cache madison "$p" 2>/dev/null | awk -F'|' '{ print $3 }')
+  if [ -z "$origins" ]; then
+    echo "install-deps.sh: $(host_codename) has no package $p" >&2
+  elif grep -qv ' experimental/' <<<"$origins"; then
     available+=("$p")
   else
-    echo "install-deps.sh: $(host_codename) has no package $p" >&2
+    experimental+=("$p/experimental")
   fi
 done
-[ ${#available[@]} -eq 0 ] && exit 0
-missing=("${available[@]}")
-echo "installing: ${missing[*]}"
 # the Debian package would start a cluster of its own; we never use it
-apt-get install -y -qq -o Dpkg::Options::=--force-confdef "${missing[@]}" </dev/null
+if [ ${#available[@]} -gt 0 ]; then
+  echo "installing: ${available[*]}"
+  apt-get install -y -qq -o Dpkg::Options::=--force-confdef "${available[@]}" </dev/null
+fi
+# after the rest, so that the only versions experimental adds are the ones
+# these packages need (pkg/experimental picks experimental's version of pkg
+# and of a dependency only experimental satisfies: for PostgreSQL 19, its
+# libpq), never experimental's version of anything else (-t experimental
+# would take its libc)
+if [ ${#experimental[@]} -gt 0 ]; then
+  echo "installing from experimental: ${experimental[*]}"
+  apt-get install -y -qq -o Dpkg::Options::=--force-confdef "${experimental[@]}" </dev/null
+fi

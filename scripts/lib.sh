@@ -4,7 +4,10 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # The PostgreSQL versions we test, and the Debian suite that packages each.
 # 16 has no Debian package; it builds by the same version guards as 17.
-PG_TESTED_VERSIONS="15 17 18"
+# 19 is a release candidate in Debian's experimental, which sits on top of
+# sid: its chroot ("sid-experimental", see chroot.sh) is sid with experimental
+# enabled, kept apart from any plain sid or forky one.
+PG_TESTED_VERSIONS="15 17 18 19"
 # The integration suites (test/integration/: client libraries and ORMs, the
 # metrics exporter, pg_partman, active-active replication) run once, on the
 # newest stable version, where Debian packages the newest libraries; the core
@@ -15,12 +18,19 @@ pg_suite() {
     15) echo bookworm ;;
     17) echo trixie ;;
     18) echo forky ;;
+    19) echo sid-experimental ;;
     *) return 1 ;;
   esac
 }
 
 # The codename of the Debian release we run on (inside a chroot: the chroot's).
 host_codename() { (. /etc/os-release && echo "${VERSION_CODENAME:-unknown}"); }
+
+# The Debian mirror this machine's apt uses (the chroots are made from it).
+debian_mirror() {
+  apt-cache policy 2>/dev/null |
+    awk -v s="$(host_codename)/main" '$3 == s && $2 ~ /^https?:/ { print $2; exit }'
+}
 
 # Whether PostgreSQL $1 is tested right here: it is installed, or it is the
 # version this Debian release packages (install-deps.sh installs it).

@@ -6,7 +6,7 @@
 # files).  Installs what it needs first (as root).  Versions this Debian
 # release does not package run in a cached Debian chroot (scripts/chroot.sh).
 #
-#   bash scripts/test.sh                                      # 15, 17 and 18
+#   bash scripts/test.sh                                      # 15, 17, 18 and 19
 #   PG_VERSIONS=15 bash scripts/test.sh                       # one version
 #   PROVE_TESTS=test/t/001_restart.pl bash scripts/test.sh    # one TAP file
 #   SUITES="unit tap" bash scripts/test.sh                    # some suites
@@ -24,8 +24,48 @@ read -r -a versions <<<"${PG_VERSIONS:-$PG_TESTED_VERSIONS}"
 if [ ${#versions[@]} -gt 1 ] || ! pg_runs_here "${versions[0]}"; then
   # several versions: one run each, here or in its chroot, then the sums
   passed=0; failed=0; status=0; summary=()
+
+  # The chroots are made ahead, in the background, one after the other in
+  # the order of the versions, while the versions before them run: making one
+  # is mostly downloading and unpacking (debootstrap, apt-get), the runs are
+  # mostly CPU.  Each version's own chroot.sh waits for its chroot (chroot.sh
+  # locks it; one left unmade there is made again in the foreground).  The
+  # host's own packages, debootstrap and the mirror are settled first, so that
+  # the background never uses the host's apt while a run here installs
+  # something.  SNOWFLAKE_CHROOTS_AHEAD=0 makes each chroot in its turn.
+  ahead=()
+  for v in "${versions[@]}"; do
+    pg_runs_here "$v" || ahead+=("$v")
+  done
+  prep_pid=
+  if [ ${#ahead[@]} -gt 0 ] && [ ${#versions[@]} -gt 1 ] && [ "$(id -u)" -eq 0 ] &&
+     [ "${SNOWFLAKE_CHROOTS_AHEAD:-1}" != 0 ]; then
+    if [ -z "${SKIP_BUILD:-}" ]; then
+      for v in "${versions[@]}"; do
+        if pg_runs_here "$v"; then PG_VERSION=$v bash "$REPO/scripts/install-deps.sh"; fi
+      done
+    fi
+    command -v debootstrap >/dev/null ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap </dev/null; }
+    DEBIAN_MIRROR=${DEBIAN_MIRROR:-$(debian_mirror)}
+    if [ -n "$DEBIAN_MIRROR" ]; then export DEBIAN_MIRROR; fi
+    prep_log=$(mktemp /tmp/snowflake-chroots.XXXXXX)
+    echo "== making the chroots of PostgreSQL ${ahead[*]} in the background (log: $prep_log)"
+    # its own process group, so that an interrupted run stops all of it
+    setsid bash -c '
+      for v in "$@"; do
+        start=$SECONDS
+        echo "== PostgreSQL $v"
+        if bash "$0" "$v" true; then r=ready; else r="not made (its run tries again)"; fi
+        echo "chroot of PostgreSQL $v: $r after $(( (SECONDS - start) / 60 )) min $(( (SECONDS - start) % 60 )) s"
+      done' "$REPO/scripts/chroot.sh" "${ahead[@]}" >"$prep_log" 2>&1 </dev/null &
+    prep_pid=$!
+    trap 'kill -TERM -- -"$prep_pid" 2>/dev/null || true; rm -f "$prep_log"' EXIT
+  fi
+
   for v in "${versions[@]}"; do
     echo "==== PostgreSQL $v"
+    t0=$SECONDS
     vlog=$(mktemp /tmp/snowflake-test-$v.XXXXXX)
     if pg_runs_here "$v"; then
       PG_VERSIONS=$v PG_VERSION=$v PG_BIN=/usr/lib/postgresql/$v/bin \
@@ -41,9 +81,17 @@ if [ ${#versions[@]} -gt 1 ] || ! pg_runs_here "${versions[0]}"; then
     fi
     p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
     passed=$((passed + p)); failed=$((failed + f))
-    summary+=("PostgreSQL $v: $line")
+    summary+=("PostgreSQL $v: $line ($(( (SECONDS - t0) / 60 )) min $(( (SECONDS - t0) % 60 )) s)")
   done
-  echo "====" 
+  if [ -n "$prep_pid" ]; then
+    wait "$prep_pid" || true
+  fi
+  echo "===="
+  if [ -n "$prep_pid" ]; then
+    # how long each chroot took in the background (a cached one: seconds)
+    grep '^chroot of PostgreSQL' "$prep_log" || true
+    rm -f "$prep_log"
+  fi
   printf '%s\n' "${summary[@]}"
   [ "$status" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
   echo "$passed passed, $failed failed"

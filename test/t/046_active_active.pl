@@ -195,21 +195,25 @@ sub converged
 }
 
 # No apply or sync error, and no conflict counted (the confl_* columns of
-# PostgreSQL 18); then the logs from $offset->{name} on.
+# PostgreSQL 18); then the logs from $offset->{name} on.  PostgreSQL 19 counts
+# the errors of table and of sequence synchronisation apart
+# (sync_table_error_count, sync_seq_error_count) where older versions have one
+# sync_error_count: every sync_*error_count column is summed.
 sub no_conflicts
 {
 	my ($what, $offset, @nodes) = @_;
 	for my $node (@nodes)
 	{
-		my $confl = $node->safe_psql(
+		my ($confl, $sync) = split /\|/, $node->safe_psql(
 			'postgres', q{
-			SELECT coalesce(string_agg(format('s.%I', attname), ' + '), '0')
+			SELECT coalesce(string_agg(format('s.%I', attname), ' + ') FILTER (WHERE attname LIKE 'confl\_%'), '0'),
+			       string_agg(format('s.%I', attname), ' + ') FILTER (WHERE attname ~ '^sync_.*error_count$')
 			FROM pg_attribute
-			WHERE attrelid = 'pg_catalog.pg_stat_subscription_stats'::regclass AND attname LIKE 'confl\_%'});
+			WHERE attrelid = 'pg_catalog.pg_stat_subscription_stats'::regclass});
 		is( $node->safe_psql(
 				'postgres',
 				"SELECT count(*) FROM pg_stat_subscription_stats s
-				 WHERE apply_error_count + sync_error_count + $confl > 0"),
+				 WHERE apply_error_count + $sync + $confl > 0"),
 			0,
 			"$what: " . $node->name . ': no apply error, sync error or counted conflict');
 		my $log = slurp_file($node->logfile, $offset->{ $node->name } // 0);
