@@ -31,8 +31,11 @@
  *	- file_lock serialises writers of pg_snowflake/ files and guards
  *	  durable_mark_ms; sf_move_mark raises reserved_offset under it (and the
  *	  slot lock).  While it is held only plain POSIX I/O runs
- *	  (statefile.cpp), plus the WAL insertion of a new mark, which must
- *	  precede any ID under it; errors are reported after release.  Slot locks may
+ *	  (statefile.cpp: the mark, the layout, the import reservations in
+ *	  pg_snowflake/imports), plus the WAL insertion of a new mark or
+ *	  reservation, which must precede any ID under it; errors are reported
+ *	  after release.  An import slot's reserved_offset and cap are its own
+ *	  recorded reservation (backfill.cpp), raised under its slot lock.  Slot locks may
  *	  be taken briefly inside file_lock, never the other way round.
  *	  file_lock also guards resume_offset, which WAL replay raises; it may be
  *	  taken in shared mode inside assign_lock.  It also guards the primary's
