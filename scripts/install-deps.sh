@@ -17,6 +17,9 @@ packages=(
   libgtest-dev libipc-run-perl faketime libfaketime procps python3
   # the etcd registry (libcurl) and its tests (a real etcd cluster)
   libcurl4-openssl-dev etcd-server etcd-client
+  # the PostgreSQL registry (libpq); the partition tests (network namespaces,
+  # nft rules, made by a root helper the postgres user may run through sudo)
+  libpq-dev sudo nftables iproute2
   # the Debian package (scripts/package.sh, pg_buildext, pg_virtualenv)
   postgresql-server-dev-all debhelper fakeroot dpkg-dev build-essential
 )

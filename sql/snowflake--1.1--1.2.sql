@@ -458,3 +458,46 @@ $convert$;
 
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, integer, boolean) IS
 'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval(shard) in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false';
+
+-- snowflake_registry(): a PostgreSQL backend besides etcd, datacenters and
+-- the clock skew (new columns), the states 'mark refused' and 'clock skew'
+DROP VIEW snowflake_registry;
+DROP FUNCTION snowflake_registry();
+
+CREATE FUNCTION snowflake_registry(
+    OUT backend text,
+    OUT endpoints text,
+    OUT endpoint text,
+    OUT prefix text,
+    OUT state text,
+    OUT shard_id integer,
+    OUT datacenter integer,
+    OUT worker integer,
+    OUT lease_id text,
+    OUT lease_ttl integer,
+    OUT lease_deadline timestamptz,
+    OUT last_keepalive timestamptz,
+    OUT freshness_mark timestamptz,
+    OUT clock_skew_ms bigint,
+    OUT clock_skew_error_ms bigint,
+    OUT last_error text,
+    OUT requests bigint,
+    OUT bytes_sent bigint,
+    OUT bytes_received bigint,
+    OUT generating boolean)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_registry'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_registry() IS
+'the shard registry: backend (etcd or postgresql), its endpoints (no password) and the one in use, ID space (prefix), state (off, claiming, held, expired, pool full, unreachable, mark refused, clock skew), shard held with its datacenter and worker, lease and its deadline, last keep-alive, published freshness mark, this server''s clock minus the registry''s (give or take the error), last error, traffic, and whether generation is allowed now';
+
+CREATE VIEW snowflake_registry AS SELECT * FROM snowflake_registry();
+
+COMMENT ON VIEW snowflake_registry IS 'the shard registry, etcd or PostgreSQL (see snowflake_registry())';
+
+-- like pg_stat_activity's details: the lease, holders' hosts, ports and data
+-- directories are for monitoring roles, not for every login role
+REVOKE ALL ON FUNCTION snowflake_registry() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_registry() TO pg_read_all_stats;
+GRANT SELECT ON snowflake_registry TO pg_read_all_stats;

@@ -29,6 +29,7 @@ namespace
 
 etcd::Client client;
 char		prefix[256];
+uint64_t	samples_taken;	/* clock samples handed out by e_clock_sample */
 
 SfBackendResult
 result(etcd::Result r)
@@ -52,10 +53,11 @@ key(char *buf, size_t len, int64_t shard, const char *what)
 }
 
 bool
-e_open(const char *target, const char *key_prefix, long timeout_ms, char *err, size_t errlen)
+e_open(const SfBackendConfig *config, char *err, size_t errlen)
 {
-	snprintf(prefix, sizeof(prefix), "%s", key_prefix);
-	if (etcd::open(&client, target, timeout_ms))
+	snprintf(prefix, sizeof(prefix), "%s", config->prefix);
+	samples_taken = 0;
+	if (etcd::open(&client, config->target, config->timeout_ms))
 		return true;
 	snprintf(err, errlen, "%s", client.error);
 	return false;
@@ -97,6 +99,18 @@ int64_t
 e_sent_ns(void)
 {
 	return client.sent_ns;
+}
+
+/* The Date header of etcd's answers: whole seconds of the member's clock. */
+bool
+e_clock_sample(int64_t *lo_ms, int64_t *hi_ms)
+{
+	if (client.clock_samples == samples_taken)
+		return false;
+	samples_taken = client.clock_samples;
+	*lo_ms = client.clock_lo_ms;
+	*hi_ms = client.clock_hi_ms;
+	return true;
 }
 
 void
@@ -214,6 +228,7 @@ const SfRegistryBackend sf_etcd_backend = {
 	e_traffic,
 	e_describe_mark,
 	e_sent_ns,
+	e_clock_sample,
 	e_set_budget,
 	e_grant,
 	e_renew,
