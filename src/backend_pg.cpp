@@ -518,6 +518,7 @@ ensure_connected(int64_t deadline)
 	if (st.conn == NULL)
 	{
 		st.endpoint[0] = '\0';
+		st.requests++;			/* a connection attempt is a request too */
 		st.conn = PQconnectStartParams(keywords, values, 1);
 		if (st.conn == NULL)
 		{
@@ -1003,9 +1004,19 @@ p_holder(int64_t shard, bool *found, int64_t *lease)
 	return SF_BACKEND_OK;
 }
 
-/* Whether a value of the string holds a password (keyword, or a URI's user:password@). */
+}								/* namespace */
+
 bool
-mentions_password(const char *target)
+sf_pg_target_is(const char *target)
+{
+	while (*target == ' ')
+		target++;
+	return strncmp(target, "postgresql://", 13) == 0 || strncmp(target, "postgres://", 11) == 0 ||
+		strchr(target, '=') != NULL;
+}
+
+bool
+sf_pg_target_has_password(const char *target)
 {
 	const char *at = strchr(target, '@');
 
@@ -1023,17 +1034,6 @@ mentions_password(const char *target)
 	return false;
 }
 
-}								/* namespace */
-
-bool
-sf_pg_target_is(const char *target)
-{
-	while (*target == ' ')
-		target++;
-	return strncmp(target, "postgresql://", 13) == 0 || strncmp(target, "postgres://", 11) == 0 ||
-		strchr(target, '=') != NULL;
-}
-
 bool
 sf_pg_target_check(const char *target, char *err, size_t errlen)
 {
@@ -1047,7 +1047,7 @@ sf_pg_target_check(const char *target, char *err, size_t errlen)
 	}
 	if (msg == NULL)
 		snprintf(err, errlen, "out of memory");
-	else if (mentions_password(target))
+	else if (sf_pg_target_has_password(target))
 		snprintf(err, errlen, "libpq cannot parse it (its message is not shown: the string "
 				 "holds a password)");
 	else

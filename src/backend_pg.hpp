@@ -27,6 +27,9 @@ bool		sf_pg_target_is(const char *target);
 /* Checks a connection string with libpq's parser; false with err (no password in it). */
 bool		sf_pg_target_check(const char *target, char *err, size_t errlen);
 
+/* Whether a connection string holds a password (a keyword, or a URI's user:password@). */
+bool		sf_pg_target_has_password(const char *target);
+
 /* The connection string as key=value pairs, passwords masked. */
 void		sf_pg_target_display(const char *target, char *buf, size_t buflen);
 

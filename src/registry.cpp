@@ -102,6 +102,13 @@ sf_check_registry(char **newval, void **, GucSource)
 	{
 		if (sf_pg_target_check(value, err, sizeof(err)))
 			return true;
+		/*
+		 * PostgreSQL's own message would print the value: one that holds a
+		 * password is refused by sf_registry_define_settings instead, with
+		 * the reason and without the value.
+		 */
+		if (sf_pg_target_has_password(value))
+			return true;
 		GUC_check_errdetail("snowflake.registry is not a valid PostgreSQL connection string: %s.",
 							err);
 		return false;
@@ -273,6 +280,17 @@ sf_registry_define_settings(void)
 					   raw_skew && parse_int(raw_skew, &parsed, GUC_UNIT_MS, NULL) &&
 					   parsed == sf_registry_max_skew);
 	sf_registry_enabled = sf_registry[0] != '\0';
+	if (sf_registry_enabled && sf_pg_target_is(sf_registry))
+	{
+		char		err[256];
+
+		if (!sf_pg_target_check(sf_registry, err, sizeof(err)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for parameter \"snowflake.registry\""),
+					 errdetail("snowflake.registry is not a valid PostgreSQL connection string: "
+							   "%s; the value is not shown because it holds a password.", err)));
+	}
 	sf_backend = sf_registry_enabled && sf_pg_target_is(sf_registry) ? &sf_pg_backend :
 		&sf_etcd_backend;
 }

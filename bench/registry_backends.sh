@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# The registry's two backends side by side, on one machine: the per-call cost
+# of snowflake_nextval() with no registry, with etcd and with a PostgreSQL
+# registry (three servers running at once, their rounds interleaved); the
+# heartbeat traffic of one server per backend, idle and issuing IDs; and the
+# size of the PostgreSQL registry's tables after 1,024 servers x a year of
+# daily restarts (rows made with the same columns a claim writes).  Uses the
+# installed extension; needs etcd-server (Debian).
+#
+#   bash bench/registry_backends.sh                 # 9 rounds of 2,000,000 calls, 30 s traffic windows
+#   ROUNDS=3 CALLS=500000 WINDOW=10 bash bench/registry_backends.sh
+#
+# Run as root (servers run as the postgres user).  Writes
+# bench/results/registry_backends.md.  Everything it starts is stopped and
+# removed on exit.
+set -euo pipefail
+
+BENCH=$(cd "$(dirname "$0")" && pwd)
+source "$BENCH/../scripts/lib.sh"     # PG_BIN, PATH, as_pg
+
+ROUNDS=${ROUNDS:-9}
+CALLS=${CALLS:-2000000}
+WINDOW=${WINDOW:-30}
+LEASE=${LEASE:-30}
+SERVERS=${SERVERS:-1024}
+RESTARTS=${RESTARTS:-365}
+
+command -v etcd >/dev/null || { echo "etcd is missing (apt-get install etcd-server)" >&2; exit 1; }
+[ -f "$(pg_config --pkglibdir)/snowflake.so" ] || { echo "install the extension first" >&2; exit 1; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-regbackends.XXXXXX")
+[ "$(id -u)" -eq 0 ] && chown postgres: "$WORK"
+BASE=$((55000 + RANDOM % 2000))
+EPORT=$((62000 + RANDOM % 2000))
+ETCD_PID=
+cleanup() {
+  for d in off etcd pg registry; do
+    [ -f "$WORK/$d/postmaster.pid" ] && as_pg pg_ctl -D "$WORK/$d" -m immediate stop >/dev/null 2>&1 || true
+  done
+  [ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+etcd --name b1 --data-dir "$WORK/etcd-data" \
+  --listen-client-urls "http://127.0.0.1:$EPORT" --advertise-client-urls "http://127.0.0.1:$EPORT" \
+  --listen-peer-urls "http://127.0.0.1:$((EPORT + 1))" \
+  --initial-advertise-peer-urls "http://127.0.0.1:$((EPORT + 1))" \
+  --initial-cluster "b1=http://127.0.0.1:$((EPORT + 1))" >"$WORK/etcd.log" 2>&1 &
+ETCD_PID=$!
+
+# name port extra-settings
+make_server() {
+  as_pg initdb -D "$WORK/$1" >/dev/null
+  cat >>"$WORK/$1/postgresql.conf" <<EOF
+port = $2
+listen_addresses = ''
+unix_socket_directories = '$WORK'
+$3
+EOF
+  as_pg pg_ctl -D "$WORK/$1" -l "$WORK/$1.log" -w start >/dev/null
+}
+port_of() { case $1 in registry) echo "$BASE" ;; off) echo $((BASE + 1)) ;; etcd) echo $((BASE + 2)) ;; pg) echo $((BASE + 3)) ;; esac; }
+sql() { as_pg psql -X -q -A -t -h "$WORK" -p "$(port_of "$1")" -d "${3:-postgres}" -c "$2"; }
+
+LAYOUT="shared_preload_libraries = 'snowflake'
+snowflake.shard_bits = 3        # wide sequence field: the per-ms ceiling never binds
+snowflake.sequence_bits = 22"
+make_server registry "$(port_of registry)" ""
+sql registry "CREATE DATABASE registry"
+make_server off "$(port_of off)" "$LAYOUT
+snowflake.shard_id = 1"
+make_server etcd "$(port_of etcd)" "$LAYOUT
+snowflake.registry = 'http://127.0.0.1:$EPORT'
+snowflake.registry_lease = '${LEASE}s'"
+make_server pg "$(port_of pg)" "$LAYOUT
+snowflake.registry = 'host=$WORK port=$(port_of registry) dbname=registry'
+snowflake.registry_lease = '${LEASE}s'"
+for s in off etcd pg; do sql "$s" "CREATE EXTENSION snowflake"; done
+for s in etcd pg; do
+  for _ in $(seq 150); do
+    [ "$(sql "$s" 'SELECT generating FROM snowflake_registry')" = t ] && break
+    sleep 0.2
+  done
+  [ "$(sql "$s" 'SELECT generating FROM snowflake_registry')" = t ] || { echo "$s: no shard claimed" >&2; exit 1; }
+done
+
+# ms of CPU time the backend spends on CALLS calls of $2 in one query on
+# server $1 (/proc/self/schedstat: time on the CPU, so that other load on a
+# shared machine does not count)
+time_once() {
+  sql "$1" "DO \$\$ DECLARE c0 bigint; c1 bigint; n bigint; BEGIN
+    c0 := split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint;
+    SELECT count(f) INTO n FROM (SELECT $2 AS f FROM generate_series(1, $CALLS)) s;
+    c1 := split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint;
+    RAISE NOTICE '%', (c1 - c0) / 1e6; END \$\$" 2>&1 | grep -oE '[0-9.]+$'
+}
+# ns per call on server $1, net of the same query without the generator run just before
+net_ns() {
+  local e g
+  e=$(time_once "$1" "1::bigint"); g=$(time_once "$1" "snowflake_nextval()")
+  awk -v g="$g" -v e="$e" -v n="$CALLS" 'BEGIN {printf "%.1f", (g - e) * 1e6 / n}'
+}
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+echo "per-call cost: $ROUNDS interleaved rounds of $CALLS calls ..."
+for s in off etcd pg; do time_once "$s" "snowflake_nextval()" >/dev/null; done   # warm-up
+: >"$WORK/rounds"
+for r in $(seq "$ROUNDS"); do
+  o=$(net_ns off); e=$(net_ns etcd); p=$(net_ns pg)
+  echo "$o $e $p" >>"$WORK/rounds"
+  echo "  round $r: off $o ns, etcd $e ns, postgresql $p ns"
+done
+off=$(awk '{print $1}' "$WORK/rounds" | median)
+on_etcd=$(awk '{print $2}' "$WORK/rounds" | median)
+on_pg=$(awk '{print $3}' "$WORK/rounds" | median)
+ratio_etcd=$(awk '{print $2 / $1}' "$WORK/rounds" | median)
+ratio_pg=$(awk '{print $3 / $1}' "$WORK/rounds" | median)
+
+counters() { sql "$1" "SELECT requests || ' ' || bytes_sent || ' ' || bytes_received FROM snowflake_registry"; }
+rate() {       # requests/s | bytes/s sent | bytes/s received between two counter readings
+  echo "$1 $2" | awk -v w="$WINDOW" '{printf "%.2f | %.0f | %.0f", ($4-$1)/w, ($5-$2)/w, ($6-$3)/w}'
+}
+echo "traffic, idle ($WINDOW s) ..."
+a_etcd=$(counters etcd); a_pg=$(counters pg)
+sleep "$WINDOW"
+b_etcd=$(counters etcd); b_pg=$(counters pg)
+idle_etcd=$(rate "$a_etcd" "$b_etcd"); idle_pg=$(rate "$a_pg" "$b_pg")
+echo "traffic, issuing 1,000 IDs/s ($WINDOW s) ..."
+for s in etcd pg; do
+  as_pg pgbench -n -h "$WORK" -p "$(port_of "$s")" -c 1 -T "$((WINDOW + 5))" -R 1000 \
+    -f <(echo 'SELECT snowflake_nextval();') postgres >/dev/null 2>&1 &
+done
+sleep 3
+a_etcd=$(counters etcd); a_pg=$(counters pg)
+sleep "$WINDOW"
+b_etcd=$(counters etcd); b_pg=$(counters pg)
+busy_etcd=$(rate "$a_etcd" "$b_etcd"); busy_pg=$(rate "$a_pg" "$b_pg")
+wait || true
+
+echo "registry table size: $SERVERS servers x $RESTARTS restarts ..."
+rows=$((SERVERS * RESTARTS))
+sql registry "
+  INSERT INTO snowflake_registry.claims (id_space, datacenter, worker, status, lease, lease_ttl_s,
+      allocated_at, last_heartbeat, released_at, holder, host, pid, holder_clock, mark_ms)
+  SELECT '/snowflake/default', 0, s % $SERVERS, 'released', (random() * 9e18)::bigint, 30,
+         t, t + interval '1 day', t + interval '1 day',
+         format('host db-%s.example.com, port 5432, data directory /var/lib/postgresql/18/main, system identifier %s',
+                lpad((s % $SERVERS)::text, 4, '0'), 7300000000000000000 + s % $SERVERS),
+         format('db-%s.example.com', lpad((s % $SERVERS)::text, 4, '0')), 1000 + s % 30000,
+         t + interval '1 day', (extract(epoch FROM t + interval '1 day') * 1000)::bigint
+  FROM generate_series(1, $rows) s, LATERAL (SELECT now() - interval '1 year' + s * interval '1 year' / $rows AS t) x;
+  INSERT INTO snowflake_registry.claims (id_space, datacenter, worker, status, lease, lease_ttl_s,
+      allocated_at, last_heartbeat, holder, host, pid, holder_clock, mark_ms)
+  SELECT '/snowflake/default', 0, w + 8, 'active', (random() * 9e18)::bigint, 30, now(), now(),
+         format('host db-%s.example.com, port 5432, data directory /var/lib/postgresql/18/main, system identifier %s',
+                lpad(w::text, 4, '0'), 7300000000000000000 + w),
+         format('db-%s.example.com', lpad(w::text, 4, '0')), 1000 + w, now(), 0
+  FROM generate_series(0, $((SERVERS - 1 - 8))) w;
+  INSERT INTO snowflake_registry.shards SELECT '/snowflake/default', 0, w, 0 FROM generate_series(8, $((SERVERS - 1))) w
+    ON CONFLICT DO NOTHING;
+  VACUUM ANALYZE snowflake_registry.claims;
+  VACUUM ANALYZE snowflake_registry.shards;" registry >/dev/null
+size() { sql registry "SELECT $1" registry; }
+total_rows=$(size "count(*) FROM snowflake_registry.claims")
+heap=$(size "pg_size_pretty(pg_relation_size('snowflake_registry.claims') + pg_relation_size(reltoastrelid)) FROM pg_class WHERE oid = 'snowflake_registry.claims'::regclass")
+per_row=$(size "round(pg_relation_size('snowflake_registry.claims')::numeric / count(*)) FROM snowflake_registry.claims")
+pkey=$(size "pg_size_pretty(pg_relation_size('snowflake_registry.claims_pkey'))")
+active_idx=$(size "pg_size_pretty(pg_relation_size('snowflake_registry.claims_active') + pg_relation_size('snowflake_registry.claims_active_lease'))")
+shards=$(size "pg_size_pretty(pg_total_relation_size('snowflake_registry.shards'))")
+total=$(size "pg_size_pretty(pg_total_relation_size('snowflake_registry.claims') + pg_total_relation_size('snowflake_registry.shards'))")
+# what a heartbeat costs the registry with this history: its plan stays on the partial index
+plan=$(as_pg psql -X -q -A -t -h "$WORK" -p "$(port_of registry)" -d registry -c "
+  EXPLAIN (COSTS OFF) UPDATE snowflake_registry.claims SET last_heartbeat = now()
+  WHERE lease = 42 AND status = 'active' AND last_heartbeat + lease_ttl_s * interval '1 second' > now()" |
+  grep -oE 'Index Scan using [a-z_]+|Seq Scan' | head -n 1)
+
+mkdir -p "$BENCH/results"
+cat >"$BENCH/results/registry_backends.md" <<EOF
+# The registry's backends: per-call cost, traffic, table size
+
+$(date -u +%Y-%m-%d), PostgreSQL $(pg_config --version | awk '{print $2}'), etcd $(etcd --version | awk 'NR==1 {print $3}'), $(nproc) cores.
+Three servers ran at once: no registry (\`snowflake.shard_id = 1\`), etcd, and a PostgreSQL
+registry (another server on the same machine, by its Unix socket), lease ${LEASE} s.
+
+## Per-call cost of snowflake_nextval()
+
+$ROUNDS rounds of $CALLS calls in one query on each server in turn, each net of the same
+query without a generator run just before it; CPU time of the backend
+(/proc/self/schedstat), not wall time. Medians, and the median of each round's ratio to
+the server without a registry:
+
+| registry | per call | ratio to off |
+|---|---|---|
+| off | $off ns | 1 |
+| etcd | $on_etcd ns | $(printf '%.3f' "$ratio_etcd") |
+| PostgreSQL | $on_pg ns | $(printf '%.3f' "$ratio_pg") |
+
+Rounds (off, etcd, PostgreSQL, ns):
+$(sed 's/^/    /' "$WORK/rounds")
+
+## Traffic of one server
+
+Counted by the registry worker (\`snowflake_registry\`: requests, bytes sent and received;
+etcd: HTTP/1.1 on a kept-alive connection, headers included; PostgreSQL: the protocol's
+bytes on the socket, by TCP_INFO over TCP, by message sizes over a Unix socket), over
+$WINDOW s:
+
+| backend | state | requests/s | bytes/s sent | bytes/s received |
+|---|---|---|---|---|
+| etcd | idle | $idle_etcd |
+| etcd | issuing 1,000 IDs/s | $busy_etcd |
+| PostgreSQL | idle | $idle_pg |
+| PostgreSQL | issuing 1,000 IDs/s | $busy_pg |
+
+## The PostgreSQL registry's tables after $SERVERS servers x $RESTARTS restarts
+
+$total_rows claim rows ($SERVERS x $RESTARTS released, plus the active ones), as a claim
+writes them (ID space, worker, status, lease, times, the holder's identity of about 110
+bytes, host, PID, clock, mark), after VACUUM:
+
+| | size |
+|---|---|
+| claims, heap | $heap ($per_row bytes a row) |
+| claims, primary key | $pkey |
+| claims, the two partial indexes on active rows | $active_idx |
+| shards | $shards |
+| all | $total |
+
+A heartbeat's plan with this history: $plan (the partial index on active rows, whatever
+the history's size).
+EOF
+cat "$BENCH/results/registry_backends.md"
