@@ -60,19 +60,22 @@ override COMPILER = $(CXX) $(CFLAGS)
 BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src -I$(shell $(PG_CONFIG) --includedir)
 
 # GoogleTest unit tests of the core (no server involved).
-# (etcd_test: the registry client's JSON lookups, base64 and endpoint list;
+# (pgtarget_test: what the PostgreSQL registry makes of a connection string;
+# etcd_test: the registry client's JSON lookups, base64 and endpoint list;
 # the JSON parser and base64 are PostgreSQL's, from libpgcommon, built as
 # frontend code: -DFRONTEND)
 PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
 PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
 CORE_SRCS = src/layout.cpp src/generator.cpp src/textform.cpp src/shardlist.cpp src/records.cpp
 test/unit/core_test: test/unit/core_test.cpp $(CORE_SRCS) src/*.hpp src/statefile.cpp \
-		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp src/etcd_json.cpp src/etcd_json.hpp
+		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp src/etcd_json.cpp src/etcd_json.hpp \
+		test/unit/pgtarget_test.cpp src/backend_pg.cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
-		-isystem $(PG_INCLUDEDIR_SERVER) -o $@ \
+		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
 		test/unit/core_test.cpp $(CORE_SRCS) src/statefile.cpp \
 		test/unit/etcd_test.cpp src/etcd.cpp src/etcd_json.cpp \
-		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcurl -lgtest -lgtest_main -pthread -lm
+		test/unit/pgtarget_test.cpp src/backend_pg.cpp \
+		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcurl -lpq -lgtest -lgtest_main -pthread -lm
 
 # The lock-free generator's tests, many threads on one word, under
 # ThreadSanitizer (a data race or a failed property fails the run).

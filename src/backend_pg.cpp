@@ -1011,6 +1011,8 @@ sf_pg_target_is(const char *target)
 {
 	while (*target == ' ')
 		target++;
+	if (strncmp(target, "http://", 7) == 0 || strncmp(target, "https://", 8) == 0)
+		return false;			/* etcd's */
 	return strncmp(target, "postgresql://", 13) == 0 || strncmp(target, "postgres://", 11) == 0 ||
 		strchr(target, '=') != NULL;
 }

@@ -64,6 +64,7 @@ typedef struct SfWorker
 	int64		remembered_floor_ms;	/* what it resumed above at that claim (-1:
 										 * nothing), -2: not recorded */
 	bool		reclaimed_own;	/* the last claim revoked this server's own lease */
+	int64		unanswered;		/* a claim sent under the current lease got no answer, -1 */
 	int64		floor_ms;		/* what the held shard resumed above (Unix ms), -1 */
 	int64		refused[SF_MAX_REFUSED];	/* shards whose mark was refused */
 	int64		refused_until_ns[SF_MAX_REFUSED];
@@ -520,6 +521,7 @@ sf_lease_gone(SfWorker *w)
 		w->remembered = w->held;
 	sf_drop(w, why);
 	w->lease = 0;
+	w->unanswered = -1;
 	w->retry_ns = 0;
 	w->backoff_ms = 0;
 }
@@ -596,6 +598,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 {
 	int64		candidates[8];
 	int			ncand = 0;
+	int64		shard_tried = -1;
 	int64		fresh_ms = -1;
 	int64		shard = -1;
 	char		holder[256] = "";
@@ -658,6 +661,14 @@ sf_claim(SfWorker *w, int64 now_ns)
 	{
 		int64		nfree = 0, nrefused = 0, pick;
 
+		/*
+		 * A claim that got no answer may have been applied: the registry then
+		 * lists the shard as held, under this server's own lease.  Try it
+		 * first, so that it is taken (sf_try_shard) rather than left held
+		 * and unused for as long as this server lives.
+		 */
+		if (w->unanswered >= 0 && w->unanswered != w->remembered && sf_in_pool(w->unanswered))
+			candidates[ncand++] = w->unanswered;
 		if (w->remembered >= 0 && sf_in_pool(w->remembered) &&
 			!sf_refused_now(w, w->remembered, now_ns))
 			candidates[ncand++] = w->remembered;
@@ -683,7 +694,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 					pick--;
 					continue;
 				}
-				if (s != w->remembered)
+				if (s != w->remembered && s != w->unanswered)
 					candidates[ncand++] = s;
 			}
 		full = nfree == 0 && nrefused == 0;
@@ -716,6 +727,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 			continue;
 		}
 		w->reclaimed_own = false;
+		shard_tried = candidates[i];
 		rc = sf_try_shard(w, candidates[i], &fresh_ms, holder, sizeof(holder));
 		if (rc == 2)
 		{
@@ -733,10 +745,13 @@ sf_claim(SfWorker *w, int64 now_ns)
 	}
 	if (rc < 0)
 	{
+		/* under this lease only: a new lease owns nothing yet */
+		w->unanswered = w->lease != 0 && ncand > 0 ? shard_tried : -1;
 		sf_unreachable(w, "claiming a shard");
 		sf_backoff(w, now_ns);
 		return;
 	}
+	w->unanswered = -1;
 	if (rc == 0 || rc == 2)
 	{
 		char		detail[512];
@@ -961,6 +976,7 @@ sf_release(SfWorker *w)
 	if (w->lease != 0)
 		(void) sf_backend->revoke(w->lease);
 	w->lease = 0;
+	w->unanswered = -1;
 	SpinLockAcquire(&sf_reg->mutex);
 	sf_reg->state = REG_CLAIMING;
 	sf_reg->deadline_ns = 0;
@@ -1002,6 +1018,7 @@ snowflake_registry_worker_main(Datum)
 	w->taken = (uint8 *) MemoryContextAllocZero(TopMemoryContext,
 												(Size) (sf_layout.max_shard_id() / 8 + 1));
 	w->held = -1;
+	w->unanswered = -1;
 	srandom((unsigned int) (MyProcPid ^ sf_clock_ns(CLOCK_MONOTONIC)));
 	{
 		struct timespec res;
