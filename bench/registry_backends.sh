@@ -46,7 +46,7 @@ etcd --name b1 --data-dir "$WORK/etcd-data" \
   --listen-client-urls "http://127.0.0.1:$EPORT" --advertise-client-urls "http://127.0.0.1:$EPORT" \
   --listen-peer-urls "http://127.0.0.1:$((EPORT + 1))" \
   --initial-advertise-peer-urls "http://127.0.0.1:$((EPORT + 1))" \
-  --initial-cluster "b1=http://127.0.0.1:$((EPORT + 1))" >"$WORK/etcd.log" 2>&1 &
+  --initial-cluster "b1=http://127.0.0.1:$((EPORT + 1))" >"$WORK/etcd-member.log" 2>&1 &
 ETCD_PID=$!
 
 # name port extra-settings
@@ -127,16 +127,18 @@ sleep "$WINDOW"
 b_etcd=$(counters etcd); b_pg=$(counters pg)
 idle_etcd=$(rate "$a_etcd" "$b_etcd"); idle_pg=$(rate "$a_pg" "$b_pg")
 echo "traffic, issuing 1,000 IDs/s ($WINDOW s) ..."
+loads=()
 for s in etcd pg; do
   as_pg pgbench -n -h "$WORK" -p "$(port_of "$s")" -c 1 -T "$((WINDOW + 5))" -R 1000 \
     -f <(echo 'SELECT snowflake_nextval();') postgres >/dev/null 2>&1 &
+  loads+=($!)
 done
 sleep 3
 a_etcd=$(counters etcd); a_pg=$(counters pg)
 sleep "$WINDOW"
 b_etcd=$(counters etcd); b_pg=$(counters pg)
 busy_etcd=$(rate "$a_etcd" "$b_etcd"); busy_pg=$(rate "$a_pg" "$b_pg")
-wait || true
+wait "${loads[@]}" || true
 
 echo "registry table size: $SERVERS servers x $RESTARTS restarts ..."
 rows=$((SERVERS * RESTARTS))
@@ -158,9 +160,9 @@ sql registry "
          format('db-%s.example.com', lpad(w::text, 4, '0')), 1000 + w, now(), 0
   FROM generate_series(0, $((SERVERS - 1 - 8))) w;
   INSERT INTO snowflake_registry.shards SELECT '/snowflake/default', 0, w, 0 FROM generate_series(8, $((SERVERS - 1))) w
-    ON CONFLICT DO NOTHING;
-  VACUUM ANALYZE snowflake_registry.claims;
-  VACUUM ANALYZE snowflake_registry.shards;" registry >/dev/null
+    ON CONFLICT DO NOTHING;" registry >/dev/null
+sql registry "VACUUM ANALYZE snowflake_registry.claims" registry >/dev/null
+sql registry "VACUUM ANALYZE snowflake_registry.shards" registry >/dev/null
 size() { sql registry "SELECT $1" registry; }
 total_rows=$(size "count(*) FROM snowflake_registry.claims")
 heap=$(size "pg_size_pretty(pg_relation_size('snowflake_registry.claims') + pg_relation_size(reltoastrelid)) FROM pg_class WHERE oid = 'snowflake_registry.claims'::regclass")
