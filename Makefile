@@ -8,7 +8,8 @@ OBJS       = src/layout.o src/generator.o src/atomicgen.o src/textform.o src/sha
              src/settings.o src/seqstart.o \
              src/recorded.o src/fastpath.o src/shmem.o src/wal.o src/mark.o \
              src/etcd_json.o src/etcd.o src/backend_etcd.o src/backend_pg.o src/registry.o src/lease.o \
-             src/generate.o src/decode.o src/layouts.o src/stats.o src/origin.o src/snowflake.o
+             src/generate.o src/backfill.o src/decode.o src/partitions.o src/layouts.o src/stats.o src/metrics.o src/origin.o \
+             src/snowflake.o
 # relative to the source folder, also in out-of-tree builds
 # (and the secondary control files of older versions: snowflake--1.0.control)
 # (and the tables of the PostgreSQL registry, for its database: not an extension script)
@@ -29,7 +30,7 @@ PG_CPPFLAGS = -I$(srcdir)/src -isystem $(shell $(PG_CONFIG) --includedir-server)
 # pg_regress runs on a temporary instance that preloads the library; with
 # REGRESS_INSTANCE=existing it uses the server PGHOST/PGPORT name instead,
 # which must include test/regress.conf (debian/tests/installcheck does).
-REGRESS      = setup decode nextval shards ranges text stats settings units seqstart layouts convert
+REGRESS      = setup decode nextval shards ranges partitions text stats settings units seqstart layouts convert
 REGRESS_INSTANCE ?= temp
 ifeq ($(REGRESS_INSTANCE),temp)
 REGRESS_OPTS = --temp-instance=./tmp_check_regress \

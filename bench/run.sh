@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Benchmarks the installed snowflake extension against native sequences,
 # gen_random_uuid() and an Instagram-style PL/pgSQL next_id(), side by side on
-# scratch PostgreSQL 15 servers.  Builds nothing: uses the installed extension.
+# scratch PostgreSQL servers.  Builds nothing: uses the installed extension.
+# The Python package bench/snowbench/ holds one module per measurement.
 #
 #   bash bench/run.sh            # full run (about 10 minutes), results in bench/results/
 #   bash bench/run.sh --quick    # smaller sizes, fewer rounds (under 2 minutes)
 #   bash bench/run.sh --contention [--quick]   # atomic vs lwlock generator, 1-8 backends
 #                                              # (about 6 minutes; quick about 2)
+#   bash bench/run.sh --uuidv7 [--quick]       # keys on PostgreSQL 18: snowflake, uuidv7(),
+#                                              # gen_random_uuid(), bigserial, identity
+#                                              # (about 20 minutes; quick about 2)
 #
 # Run as root (like scripts/demo.sh: servers run as the postgres user) or as
 # a non-root user that may run initdb.  Writes bench/results/latest.{md,csv,png}
-# (--contention: bench/results/contention.{md,csv,png}).
+# (--contention: bench/results/contention.{md,csv,png}; --uuidv7:
+# bench/results/uuidv7.{md,csv}).
 # The scratch servers live in a temporary folder (under $TMPDIR or /tmp) and
 # are stopped and removed on exit, also after a failure or Ctrl-C.
 set -euo pipefail
@@ -19,15 +24,25 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 source "$BENCH/../scripts/lib.sh"     # PG_BIN, PATH, as_pg
 
 for tool in initdb pg_ctl postgres psql pgbench; do
-  command -v "$tool" >/dev/null || { echo "missing $tool (PostgreSQL 15 in $PG_BIN)" >&2; exit 1; }
+  command -v "$tool" >/dev/null || { echo "missing $tool (PostgreSQL $PG_VERSION in $PG_BIN)" >&2; exit 1; }
 done
 if [ ! -f "$(pg_config --pkglibdir)/snowflake.so" ]; then
   echo "the snowflake extension is not installed; run 'make && make install' (or scripts/demo.sh) first" >&2
   exit 1
 fi
 
+module=snowbench.standard
+args=()
+for a in "$@"; do
+  case $a in
+    --contention) module=snowbench.contention ;;
+    --uuidv7) module=snowbench.uuidv7 ;;
+    *) args+=("$a") ;;
+  esac
+done
+
 # gnuplot draws the plot; install it if missing (root only), go on without it otherwise
-if ! command -v gnuplot >/dev/null; then
+if [ "$module" != snowbench.uuidv7 ] && ! command -v gnuplot >/dev/null; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "installing gnuplot-nox for the plot"
     { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox </dev/null >/dev/null 2>&1 ||
@@ -59,12 +74,8 @@ trap cleanup EXIT
 
 # Python runs in the background so that a signal to this script is acted on at
 # once: it is passed on, Python stops its servers, then cleanup runs.
-script=bench.py
-args=()
-for a in "$@"; do
-  if [ "$a" = "--contention" ]; then script=contention.py; else args+=("$a"); fi
-done
-python3 "$BENCH/$script" --work "$WORK" --results "$BENCH/results" ${args[@]+"${args[@]}"} &
+# (-B: no bytecode files written into the tree)
+PYTHONPATH="$BENCH" python3 -B -m "$module" --work "$WORK" --results "$BENCH/results" ${args[@]+"${args[@]}"} &
 PY=$!
 trap 'kill -TERM $PY 2>/dev/null; wait $PY; exit 130' INT
 trap 'kill -TERM $PY 2>/dev/null; wait $PY; exit 143' TERM

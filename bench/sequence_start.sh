@@ -28,4 +28,4 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-python3 "$BENCH/sequence_start.py" --work "$WORK" --results "$BENCH/results" "$@"
+PYTHONPATH="$BENCH" python3 -B -m snowbench.sequence_start --work "$WORK" --results "$BENCH/results" "$@"

@@ -109,13 +109,15 @@ cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 # is a snapshot; apt-get update would then refuse the whole suite
 echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99snowflake"
 
+# the command does not inherit the lock's descriptor: a server it leaves
+# running would otherwise hold the lock and block every later run
 in_chroot() {
   chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
     PATH=/usr/lib/postgresql/$version/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PG_VERSIONS="$version" PG_VERSION="$version" \
     ${SUITES:+SUITES="$SUITES"} ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     ${INTEGRATION_TESTS:+INTEGRATION_TESTS="$INTEGRATION_TESTS"} \
-    ${SKIP_BUILD:+SKIP_BUILD="$SKIP_BUILD"} "$@"
+    ${SKIP_BUILD:+SKIP_BUILD="$SKIP_BUILD"} "$@" 9>&-
 }
 
 # the source tree, without git data, build products or test leftovers

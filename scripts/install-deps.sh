@@ -15,11 +15,15 @@ packages=(
   make g++ "postgresql-$v" "postgresql-server-dev-$v"
   # tests: unit (GoogleTest), TAP (IPC::Run, faked clocks, ps/kill), helpers
   libgtest-dev libipc-run-perl faketime libfaketime procps python3
+  # node parses IDs from JSON as JavaScript numbers (test/t/025_widths_units.pl)
+  nodejs
   # the etcd registry (libcurl) and its tests (a real etcd cluster)
   libcurl4-openssl-dev etcd-server etcd-client
   # the PostgreSQL registry (libpq); the partition tests (network namespaces,
   # nft rules, made by a root helper the postgres user may run through sudo)
   libpq-dev sudo nftables iproute2
+  # partitioning by the key with pg_partman (test/t/045_partman.pl)
+  "postgresql-$v-partman"
   # the Debian package (scripts/package.sh, pg_buildext, pg_virtualenv)
   postgresql-server-dev-all debhelper fakeroot dpkg-dev build-essential
 )
@@ -32,6 +36,9 @@ if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
     python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django
     nodejs node-pg
     libpostgresql-jdbc-java default-jdk-headless
+    # the metrics exporter and the alert rules (test/integration/060_metrics.pl,
+    # docs/monitoring.md): postgres_exporter scraped, promtool test rules
+    prometheus-postgres-exporter prometheus
   )
 fi
 

@@ -459,6 +459,173 @@ $convert$;
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, integer, boolean) IS
 'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval(shard) in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false';
 
+-- snowflake_layout(): the ID width, the time unit and the datacenter (1.2).
+-- Its columns change, so it is dropped and created again: a view of yours
+-- over snowflake_layout() must be dropped before the update and made again
+-- after (see README, "Releases and upgrades").
+DROP FUNCTION snowflake_layout();
+
+CREATE FUNCTION snowflake_layout(
+    OUT epoch timestamptz,
+    OUT timestamp_bits integer,
+    OUT shard_bits integer,
+    OUT sequence_bits integer,
+    OUT max_shard_id integer,
+    OUT ids_per_ms_per_shard bigint,
+    OUT last_timestamp timestamptz,
+    OUT shard_id integer,
+    OUT id_bits integer,
+    OUT time_unit_ms integer,
+    OUT ids_per_unit_per_shard bigint,
+    OUT datacenter_bits integer,
+    OUT datacenter_id integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_layout'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_layout() IS
+'the ID layout of this server (epoch, field widths, per-shard ceiling, last representable time, ID width, time unit, datacenter bits) and its shard ID and datacenter (NULL when unset)';
+
+-- Datacenters (1.2): the shard field is datacenter | worker with
+-- snowflake.datacenter_bits; IMMUTABLE like the other decoders.
+CREATE FUNCTION snowflake_datacenter(id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowflake_datacenter'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_datacenter(bigint) IS
+'datacenter part of the shard field of a Snowflake ID (snowflake.datacenter_bits; 0 without datacenters)';
+
+CREATE FUNCTION snowflake_worker(id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'snowflake_worker'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_worker(bigint) IS
+'worker part of the shard field of a Snowflake ID (the whole shard field without datacenters)';
+
+-- Backfill (1.2): IDs carrying an imported row's original creation time, on
+-- shards reserved for imports (snowflake.import_shards), never used live.
+-- Granted like logical shards: the operator chooses who may import.
+CREATE FUNCTION snowflake_nextval_at(created_at timestamptz, shard_id integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_nextval_at'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowflake_nextval_at(timestamptz, integer) IS
+'an ID of an import shard (snowflake.import_shards) carrying created_at (to the time unit); times must not decrease per shard';
+
+CREATE FUNCTION snowflake_nextval_at_batch(created_at timestamptz[], shard_id integer)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'snowflake_nextval_at_batch'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE ROWS 1000;
+
+COMMENT ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) IS
+'one ID per element of a sorted array of creation times, in order, on an import shard (snowflake.import_shards)';
+
+REVOKE ALL ON FUNCTION snowflake_nextval_at(timestamptz, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) FROM PUBLIC;
+
+-- Partitioning by the key (1.2): the number of IDs in a span of time, for
+-- range partitioning in fixed steps of IDs (pg_partman's integer
+-- partitioning), the bounds such partitions have, and the span a step of IDs
+-- covers.  Integer partitions start at multiples of the step counted from
+-- ID 0, which is snowflake.epoch, so they start at UTC midnights (or whole
+-- hours, ...) only when the epoch does; the functions refuse a span that
+-- would not, unless require_alignment is false.  In C, reading the layout
+-- (time unit included) itself.  IMMUTABLE for the reason the decoders are:
+-- the layout is fixed at server start and checked against the data
+-- directory.  See docs/operations.md, "Partitioning by the key with pg_partman".
+CREATE FUNCTION snowflake_partition_interval(span interval DEFAULT '1 day',
+                                             require_alignment boolean DEFAULT true)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_partition_interval'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_partition_interval(interval, boolean) IS
+'the number of IDs in a span of time (default 1 day): the interval for pg_partman''s integer partitioning on a snowflake key; refuses spans whose partitions would not start at UTC midnights (or multiples of the span in the UTC day) unless require_alignment is false';
+
+CREATE FUNCTION snowflake_partition_bounds(from_time timestamptz, to_time timestamptz,
+                                           span interval DEFAULT '1 day',
+                                           require_alignment boolean DEFAULT true,
+                                           OUT starts timestamptz, OUT ends timestamptz,
+                                           OUT from_id bigint, OUT to_id bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'snowflake_partition_bounds'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 100;
+
+COMMENT ON FUNCTION snowflake_partition_bounds(timestamptz, timestamptz, interval, boolean) IS
+'the partitions of a fixed number of IDs (snowflake_partition_interval(span), as pg_partman makes them) that hold the IDs of [from_time, to_time): each one''s start and end times and ID bounds (from_id inclusive, to_id exclusive)';
+
+CREATE FUNCTION snowflake_partition_span(ids bigint)
+RETURNS interval
+AS 'MODULE_PATHNAME', 'snowflake_partition_span'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_partition_span(bigint) IS
+'the span of time a partition interval of ids IDs covers in this layout (the reverse of snowflake_partition_interval), to check pg_partman''s partition_interval; an error if it is not a whole number of time units';
+
+-- Metrics for Prometheus (postgres_exporter with monitoring/snowflake.queries.yml;
+-- docs/monitoring.md): per shard, and for the server and its registry.
+-- VOLATILE (counters move), PARALLEL SAFE (shared memory only); times in
+-- seconds, counts since snowflake_stats_reset() or the server's start.
+CREATE FUNCTION snowflake_metrics(
+    OUT shard_id integer,
+    OUT ids_issued bigint,
+    OUT sequence_exhausted bigint,
+    OUT clock_steps_back bigint,
+    OUT largest_step_back_seconds double precision,
+    OUT waits bigint,
+    OUT wait_seconds double precision,
+    OUT registry_waits bigint,
+    OUT registry_wait_seconds double precision,
+    OUT refusals_clock bigint,
+    OUT refusals_before_epoch bigint,
+    OUT refusals_timestamp_end bigint,
+    OUT refusals_registry_mark bigint,
+    OUT lead_seconds double precision,
+    OUT mark_headroom_seconds double precision,
+    OUT inline_mark_writes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'snowflake_metrics'
+LANGUAGE C VOLATILE PARALLEL SAFE ROWS 1;
+
+COMMENT ON FUNCTION snowflake_metrics() IS
+'metrics per shard used since the server started, for Prometheus: IDs issued, sequence exhaustions, backward clock steps, waits for the clock and for the registry''s mark and their seconds, refusals by cause (clock, before_epoch, timestamp_end, registry_mark), the lead over the clock and the durable mark''s headroom in seconds, inline mark writes';
+
+-- EXECUTE stays with PUBLIC: the same counters as snowflake_stats, which
+-- every role may read
+
+CREATE FUNCTION snowflake_server_metrics(
+    OUT shards_used integer,
+    OUT max_shards integer,
+    OUT mark_writes bigint,
+    OUT max_clock_lead_seconds double precision,
+    OUT max_clock_wait_seconds double precision,
+    OUT timestamp_end timestamptz,
+    OUT timestamp_seconds_left double precision,
+    OUT generation_refused boolean,
+    OUT registry_enabled boolean,
+    OUT registry_state text,
+    OUT registry_shard_id integer,
+    OUT registry_generating boolean,
+    OUT registry_lease_ttl_seconds double precision,
+    OUT registry_lease_seconds_left double precision,
+    OUT registry_mark_ahead_seconds double precision,
+    OUT registry_errors bigint,
+    OUT registry_refusals bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_server_metrics'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_server_metrics() IS
+'metrics of the server, for Prometheus: shards used and max_shards, mark writes, max_clock_lead and max_clock_wait in seconds, the end of the timestamp field and the seconds left to it, whether generation is refused (damaged or foreign state), and the registry: state, shard held, whether it allows generation, lease TTL, seconds to the lease deadline, freshness mark ahead of the clock, failed requests, calls refused';
+
+-- the registry's state and lease, like snowflake_registry: for monitoring
+-- roles (pg_monitor is a member of pg_read_all_stats), not every login role
+REVOKE ALL ON FUNCTION snowflake_server_metrics() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_server_metrics() TO pg_read_all_stats;
+
 -- snowflake_registry(): a PostgreSQL backend besides etcd, datacenters and
 -- the clock skew (new columns), the states 'mark refused' and 'clock skew'
 DROP VIEW snowflake_registry;

@@ -50,3 +50,39 @@ DROP ROLE snowflake_reader;
 SELECT endpoints IS NULL AS no_endpoints, state, shard_id IS NULL AS no_shard,
        lease_id IS NULL AS no_lease, generating, requests
 FROM snowflake_registry;
+
+-- the metrics for Prometheus: the same counters, times in seconds
+SELECT count(snowflake_nextval()) FROM generate_series(1, 100);
+SELECT m.ids_issued = s.ids_issued AS ids, m.waits = s.waits AS waits,
+       m.sequence_exhausted = s.sequence_exhausted AS exhausted,
+       m.clock_steps_back = s.clock_steps_back AS steps,
+       m.refusals_clock + m.refusals_before_epoch + m.refusals_timestamp_end = s.refusals AS refusals,
+       m.inline_mark_writes = s.inline_mark_writes AS inline,
+       m.lead_seconds BETWEEN 0 AND 1 AS lead_within_limit,
+       m.mark_headroom_seconds > -60 AS mark_recent,
+       m.refusals_registry_mark = 0 AND m.registry_waits = 0 AS no_registry
+FROM snowflake_metrics() m JOIN snowflake_stats s USING (shard_id)
+WHERE shard_id = 42;
+SELECT count(*) = (SELECT count(*) FROM snowflake_stats) AS one_row_per_shard
+FROM snowflake_metrics();
+SELECT shards_used = (SELECT count(*) FROM snowflake_stats) AS shards, max_shards,
+       max_clock_lead_seconds, max_clock_wait_seconds,
+       timestamp_end = (SELECT last_timestamp FROM snowflake_layout()) AS end_matches,
+       abs(timestamp_seconds_left - extract(epoch FROM timestamp_end - clock_timestamp())) < 5
+           AS seconds_left,
+       generation_refused, registry_enabled, registry_state, registry_shard_id,
+       registry_generating, registry_lease_seconds_left, registry_errors, registry_refusals
+FROM snowflake_server_metrics();
+
+-- the shard counters are for everyone, the server's (with the registry) for
+-- monitoring roles
+CREATE ROLE snowflake_reader;
+CREATE ROLE snowflake_monitor IN ROLE pg_monitor;
+SET ROLE snowflake_reader;
+SELECT count(*) > 0 AS readable FROM snowflake_metrics();
+SELECT max_shards FROM snowflake_server_metrics();
+SET ROLE snowflake_monitor;
+SELECT max_shards FROM snowflake_server_metrics();
+RESET ROLE;
+DROP ROLE snowflake_reader;
+DROP ROLE snowflake_monitor;

@@ -29,12 +29,12 @@ advance_word_slow(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 }
 
 void
-note_step_back(GeneratorState &st, int64_t stepped_back_ms, int64_t now) noexcept
+note_step_back(GeneratorState &st, int64_t stepped_back, int64_t now) noexcept
 {
 	st.clock_steps_back++;
-	if (stepped_back_ms > st.largest_step_back_ms)
-		st.largest_step_back_ms = stepped_back_ms;
-	st.last_step_back_ms = stepped_back_ms;
+	if (stepped_back > st.largest_step_back)
+		st.largest_step_back = stepped_back;
+	st.last_step_back = stepped_back;
 	st.last_step_back_at = now;
 }
 
@@ -50,7 +50,7 @@ observe_clock(uint64_t clock_word, int64_t now) noexcept
 	o.changed = true;
 	o.word = (((clock_word >> kClockBits) + 1) << kClockBits) | (uint64_t) now;
 	if (last != kNoClock && (int64_t) last > now)
-		o.stepped_back_ms = (int64_t) last - now;
+		o.stepped_back = (int64_t) last - now;
 	return o;
 }
 
@@ -61,7 +61,7 @@ seal_word(const Layout &l, uint64_t word) noexcept
 
 	if (word_sequence(l, word) < l.max_sequence())
 		return pack_state(l, offset, l.max_sequence());
-	if (offset >= l.max_offset_ms())
+	if (offset >= l.max_offset())
 		return word;
 	return pack_state(l, offset + 1, l.max_sequence());
 }

@@ -79,7 +79,7 @@ constexpr uint64_t kNoClock = kClockMask;	/* no reading yet, tag 0 */
 /* What a step of the lock-free generator decided. */
 struct AtomicStep
 {
-	Step		step;			/* as next_run's; stepped_back_ms from the clock word */
+	Step		step;			/* as next_run's; stepped_back from the clock word */
 	uint64_t	word;			/* Issued: the state word to install */
 	bool		exhausted;		/* Issued: the last millisecond's sequence was used up */
 };
@@ -123,7 +123,7 @@ advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 	else
 		return advance_word_slow(l, shard, word, now, max_lead_ms, reserved_offset, max_count,
 								 start_sequence);
-	if (ts < 0 || ts > l.max_offset_ms() || behind > max_lead_ms || ts > reserved_offset)
+	if (ts < 0 || ts > l.max_offset() || behind > max_lead_ms || ts > reserved_offset)
 		return advance_word_slow(l, shard, word, now, max_lead_ms, reserved_offset, max_count,
 								 start_sequence);
 
@@ -139,14 +139,14 @@ advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 }
 
 /* Counts a backward clock step in a state's counters, as next_run does. */
-void note_step_back(GeneratorState &state, int64_t stepped_back_ms, int64_t now) noexcept;
+void note_step_back(GeneratorState &state, int64_t stepped_back, int64_t now) noexcept;
 
 /* What a clock reading does to the clock word. */
 struct ClockObservation
 {
 	bool		changed;		/* install word (the reading differs) */
 	uint64_t	word;
-	int64_t		stepped_back_ms;	/* > 0: the reading is below the last one */
+	int64_t		stepped_back;	/* > 0: the reading is below the last one */
 };
 
 /* Compares a reading with the clock word read before it. */
@@ -198,7 +198,7 @@ atomic_issue(Ops &ops, const Layout &l, int64_t shard, int64_t max_lead_ms,
 	ClockObservation seen = observe_clock(clock_word, now);
 
 	if (seen.changed && ops.cas_clock(clock_word, seen.word))
-		stepped_back = seen.stepped_back_ms;
+		stepped_back = seen.stepped_back;
 	*now_out = now;
 
 	/*
@@ -214,7 +214,7 @@ atomic_issue(Ops &ops, const Layout &l, int64_t shard, int64_t max_lead_ms,
 		AtomicStep	s = advance_word(l, shard, word, now, max_lead_ms, reserved, max_count,
 									 start_sequence);
 
-		s.step.stepped_back_ms = stepped_back;
+		s.step.stepped_back = stepped_back;
 		if (s.step.outcome != Outcome::Issued || ops.cas_state(word, s.word))
 			return s;
 		/* word is the current state now; reserved must be read after it */

@@ -8,6 +8,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <cstring>
+
 #include "decode.hpp"
 #include "registry.hpp"
 
@@ -22,6 +24,8 @@ PG_FUNCTION_INFO_V1(snowflake_shard_id);
 PG_FUNCTION_INFO_V1(snowflake_sequence);
 PG_FUNCTION_INFO_V1(snowflake_decode);
 PG_FUNCTION_INFO_V1(snowflake_layout);
+PG_FUNCTION_INFO_V1(snowflake_datacenter);
+PG_FUNCTION_INFO_V1(snowflake_worker);
 }
 
 /* A Unix millisecond time the caller knows to be within timestamptz's range. */
@@ -74,6 +78,18 @@ sf_check_id(int64 id)
 				 errdetail("Snowflake IDs are never negative.")));
 }
 
+/* Errors out for a value wider than this server's IDs (snowflake.id_bits). */
+void
+sf_check_id_width(int64 id)
+{
+	if (id > sf_layout.max_id())
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("invalid snowflake ID: " INT64_FORMAT, id),
+				 errdetail("This server's IDs are %d bits wide (snowflake.id_bits): at most "
+						   INT64_FORMAT ".", sf_layout.id_bits, sf_layout.max_id())));
+}
+
 /* Fetches argument 0 as an ID, rejecting negative values. */
 static snowflake::Decoded
 sf_decode_arg(FunctionCallInfo fcinfo)
@@ -82,6 +98,7 @@ sf_decode_arg(FunctionCallInfo fcinfo)
 
 	sf_require_ready();
 	sf_check_id(id);
+	sf_check_id_width(id);
 	return snowflake::decode(sf_layout, id);
 }
 
@@ -132,18 +149,20 @@ snowflake_decode(PG_FUNCTION_ARGS)
 extern "C" Datum
 snowflake_layout(PG_FUNCTION_ARGS)
 {
-	Datum		values[8];
-	bool		nulls[8] = {false, false, false, false, false, false, false, false};
+	Datum		values[13];
+	bool		nulls[13];
 
 	if (sf_shared == NULL)
 		sf_require_ready();
+	memset(nulls, 0, sizeof(nulls));
 
 	values[0] = TimestampTzGetDatum(sf_timestamptz(sf_layout.epoch_ms));
 	values[1] = Int32GetDatum(sf_layout.timestamp_bits());
 	values[2] = Int32GetDatum(sf_layout.shard_bits);
 	values[3] = Int32GetDatum(sf_layout.sequence_bits);
 	values[4] = Int32GetDatum((int32) sf_layout.max_shard_id());
-	values[5] = Int64GetDatum(sf_layout.max_sequence() + 1);
+	/* per millisecond on average: a unit's sequence spread over its milliseconds */
+	values[5] = Int64GetDatum((sf_layout.max_sequence() + 1) / sf_layout.unit_ms);
 	values[6] = TimestampTzGetDatum(sf_timestamptz(sf_layout.last_usable_unix_ms()));
 	{
 		/* with a registry: the shard held now (NULL while none is) */
@@ -153,19 +172,38 @@ snowflake_layout(PG_FUNCTION_ARGS)
 		values[7] = Int32GetDatum((int32) shard);
 		nulls[7] = shard < 0;
 	}
+	values[8] = Int32GetDatum(sf_layout.id_bits);
+	values[9] = Int32GetDatum((int32) sf_layout.unit_ms);
+	values[10] = Int64GetDatum(sf_layout.max_sequence() + 1);
+	values[11] = Int32GetDatum(sf_layout.datacenter_bits);
+	values[12] = Int32GetDatum(sf_datacenter_id);
+	nulls[12] = sf_datacenter_id < 0;
 	PG_RETURN_DATUM(sf_make_record(fcinfo, values, nulls));
+}
+
+/* The datacenter part of an ID's shard field (0 without datacenters). */
+extern "C" Datum
+snowflake_datacenter(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32((int32) (sf_decode_arg(fcinfo).shard >> sf_layout.worker_bits()));
+}
+
+/* The worker part of an ID's shard field (the whole field without datacenters). */
+extern "C" Datum
+snowflake_worker(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32((int32) (sf_decode_arg(fcinfo).shard & sf_layout.max_worker_id()));
 }
 
 /*---- time ranges ----*/
 
 /*
- * The millisecond (layout offset) of a timestamptz argument, which must lie
- * within the layout's range.
+ * The unit (layout offset) that holds a timestamptz, which must lie within
+ * the layout's range.
  */
-static int64
-sf_offset_arg(FunctionCallInfo fcinfo)
+int64
+sf_offset_of_timestamptz(TimestampTz ts)
 {
-	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
 	int64		unix_ms;
 	char		first[40], last[40];
 
@@ -177,7 +215,7 @@ sf_offset_arg(FunctionCallInfo fcinfo)
 
 		unix_ms = pg_ms + snowflake::kPostgresEpochUnixMs;
 		if (unix_ms >= sf_layout.epoch_ms && unix_ms <= sf_layout.last_usable_unix_ms())
-			return unix_ms - sf_layout.epoch_ms;
+			return sf_layout.offset_of(unix_ms);
 	}
 	snowflake::format_utc(sf_layout.epoch_ms, first, sizeof(first));
 	snowflake::format_utc(sf_layout.last_usable_unix_ms(), last, sizeof(last));
@@ -205,7 +243,7 @@ sf_shard_arg(FunctionCallInfo fcinfo)
 extern "C" Datum
 snowflake_min_id(PG_FUNCTION_ARGS)
 {
-	int64		offset = sf_offset_arg(fcinfo);
+	int64		offset = sf_offset_of_timestamptz(PG_GETARG_TIMESTAMPTZ(0));
 	int64		shard = sf_shard_arg(fcinfo);
 
 	PG_RETURN_INT64(snowflake::encode(sf_layout, offset, shard < 0 ? 0 : shard, 0));
@@ -215,7 +253,7 @@ snowflake_min_id(PG_FUNCTION_ARGS)
 extern "C" Datum
 snowflake_max_id(PG_FUNCTION_ARGS)
 {
-	int64		offset = sf_offset_arg(fcinfo);
+	int64		offset = sf_offset_of_timestamptz(PG_GETARG_TIMESTAMPTZ(0));
 	int64		shard = sf_shard_arg(fcinfo);
 
 	PG_RETURN_INT64(snowflake::encode(sf_layout, offset,

@@ -15,9 +15,11 @@
 #include "state.hpp"
 
 void		sf_check_id(int64 id);
+void		sf_check_id_width(int64 id);
 void		sf_check_shard_range(int64 shard);
 Datum		sf_make_record(FunctionCallInfo fcinfo, Datum *values, bool *nulls);
 TimestampTz sf_timestamptz(int64 unix_ms);
+int64		sf_offset_of_timestamptz(TimestampTz ts);
 TimestampTz sf_decoded_timestamptz(int64 unix_ms, int64 id);
 
 #endif							/* SNOWFLAKE_DECODE_HPP */

@@ -40,7 +40,7 @@ struct SfSlotOps
 	}
 	int64_t		now() noexcept
 	{
-		return sf_wall_ms() - sf_layout.epoch_ms;
+		return sf_now_offset();
 	}
 	bool		cas_clock(uint64_t &expected, uint64_t desired) noexcept
 	{
@@ -83,7 +83,7 @@ sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *
 	SfSlotOps	ops = {slot};
 	int64_t		reading;
 	snowflake::AtomicStep s = snowflake::atomic_issue(ops, sf_layout, slot->shard_id,
-													  sf_max_clock_lead, max_count, &reading,
+													  sf_lead_units(), max_count, &reading,
 													  start_sequence);
 
 	*now = reading;
@@ -93,10 +93,10 @@ sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *
 		if (s.exhausted)
 			pg_atomic_fetch_add_u64(&slot->sequence_exhausted, 1);
 	}
-	if (s.step.stepped_back_ms > 0)
+	if (s.step.stepped_back > 0)
 	{
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-		snowflake::note_step_back(slot->gen, s.step.stepped_back_ms, reading);
+		snowflake::note_step_back(slot->gen, s.step.stepped_back, reading);
 		LWLockRelease(slot->lock);
 	}
 	*step = s.step;
@@ -200,4 +200,42 @@ sf_slot_seal(ShardSlot *slot)
 	if (sf_reserved(slot) > last)
 		sf_set_reserved(slot, last);
 	return last;
+}
+
+/*
+ * One import step (snowflake_nextval_at) on a slot of an import shard, with
+ * either generator's representation of its position.  Caller holds
+ * slot->lock exclusively; live calls never generate for an import shard, so
+ * nothing else moves the state word meanwhile.
+ */
+snowflake::Step
+sf_slot_import(ShardSlot *slot, int64 at_offset)
+{
+	snowflake::Step step;
+
+	if (sf_generator == SF_GENERATOR_ATOMIC)
+	{
+		uint64		word = pg_atomic_read_u64(&slot->state);
+
+		for (;;)
+		{
+			snowflake::GeneratorState st = snowflake::kFreshState;
+
+			st.last_offset = snowflake::word_offset(sf_layout, word);
+			st.last_sequence = snowflake::word_sequence(sf_layout, word);
+			step = snowflake::next_import(st, sf_layout, slot->shard_id, at_offset,
+										  sf_reserved(slot));
+			if (step.outcome != snowflake::Outcome::Issued)
+				return step;
+			/* a full barrier, as every install of the word; a failure reloads word */
+			if (pg_atomic_compare_exchange_u64(&slot->state, &word,
+											   snowflake::pack_state(sf_layout, st.last_offset,
+																	 st.last_sequence)))
+				break;
+		}
+		pg_atomic_fetch_add_u64(&slot->issued, 1);
+		return step;
+	}
+	return snowflake::next_import(slot->gen, sf_layout, slot->shard_id, at_offset,
+								  sf_reserved(slot));
 }

@@ -40,7 +40,7 @@ using snowflake::Outcome;
 static void
 sf_format_offset(int64 offset, char *buf, size_t buflen)
 {
-	snowflake::format_utc(sf_layout.epoch_ms + offset, buf, buflen);
+	snowflake::format_utc(sf_layout.unix_ms_of(offset), buf, buflen);
 }
 
 /*---- generation ----*/
@@ -49,7 +49,7 @@ sf_format_offset(int64 offset, char *buf, size_t buflen)
 typedef struct SfWaitContext
 {
 	int64		started_us;		/* -1 until the first wait */
-	int64		last_step_ms;	/* latest backward step, 0 if none */
+	int64		last_step_ms;	/* latest backward step in ms (to the unit), 0 if none */
 	int64		last_step_at;	/* clock offset just after it */
 } SfWaitContext;
 
@@ -58,10 +58,10 @@ static void
 sf_fail_wait(ShardSlot *slot, const snowflake::Step &step, int64 now, const SfWaitContext *ctx)
 {
 	char		last[40], when[40];
-	int64		ahead = step.wait_until + sf_max_clock_lead - now;
+	int64		ahead = (step.wait_until + sf_lead_units() - now) * sf_layout.unit_ms;
 
-	pg_atomic_fetch_add_u64(&slot->refusals, 1);
-	sf_format_offset(step.wait_until + sf_max_clock_lead, last, sizeof(last));
+	pg_atomic_fetch_add_u64(&slot->refusals_clock, 1);
+	sf_format_offset(step.wait_until + sf_lead_units(), last, sizeof(last));
 	if (ctx->last_step_ms > 0)
 	{
 		sf_format_offset(ctx->last_step_at, when, sizeof(when));
@@ -115,7 +115,8 @@ sf_wait_for_clock(ShardSlot *slot, const snowflake::Step &step, int64 now, SfWai
 	if (waited_ms >= sf_max_clock_wait)
 		sf_fail_wait(slot, step, now, ctx);
 
-	sleep_ms = (long) Min(step.wait_until - now, (int64) sf_max_clock_wait - waited_ms);
+	sleep_ms = (long) Min((step.wait_until - now) * sf_layout.unit_ms,
+						  (int64) sf_max_clock_wait - waited_ms);
 	sleep_ms = Max(Min(sleep_ms, 100L), 1L);
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 sleep_ms, PG_WAIT_EXTENSION);
@@ -144,7 +145,7 @@ sf_fail_before_epoch(int64 now)
 	char		epoch[40], clock[40];
 
 	snowflake::format_utc(sf_layout.epoch_ms, epoch, sizeof(epoch));
-	snowflake::format_utc(sf_layout.epoch_ms + now, clock, sizeof(clock));
+	snowflake::format_utc(sf_layout.unix_ms_of(now), clock, sizeof(clock));
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg("could not generate a snowflake ID: the clock reads earlier "
@@ -182,6 +183,16 @@ sf_check_right(int64 shard, bool explicit_shard, const char *during)
 		/* and then only for a shard its primary does not generate for */
 		sf_check_standby_shard(explicit_shard ? shard : sf_shard_id);
 	}
+	if (unlikely(sf_import_shard(explicit_shard || sf_registry_enabled ? shard : sf_shard_id)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shard " INT64_FORMAT " is reserved for imports",
+						explicit_shard || sf_registry_enabled ? shard : (int64) sf_shard_id),
+				 errdetail("It is listed in snowflake.import_shards (\"%s\"): only "
+						   "snowflake_nextval_at() generates for it, so that imported IDs "
+						   "never meet live ones.", sf_import_shards),
+				 errhint("Generate live IDs on another shard, or remove it from "
+						 "snowflake.import_shards.")));
 	if (sf_registry_enabled)
 	{
 		if (explicit_shard)
@@ -234,12 +245,12 @@ sf_prepare(int64 shard, bool explicit_shard)
 	slot = sf_slot_for_shard(shard, explicit_shard);
 	if (pg_atomic_read_u32(&sf_shared->layout_recorded) == 0)
 	{
-		int64		now = sf_wall_ms() - sf_layout.epoch_ms;
+		int64		now = sf_now_offset();
 
 		/* a mistaken epoch must not be recorded before any ID could be issued */
 		if (now < 0)
 		{
-			pg_atomic_fetch_add_u64(&slot->refusals, 1);
+			pg_atomic_fetch_add_u64(&slot->refusals_epoch, 1);
 			sf_fail_before_epoch(now);
 		}
 		sf_record_layout();
@@ -280,7 +291,7 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 			if (step.outcome == Outcome::Wait)
 			{
 				LWLockAcquire(slot->lock, LW_SHARED);
-				ctx.last_step_ms = slot->gen.last_step_back_ms;
+				ctx.last_step_ms = slot->gen.last_step_back * sf_layout.unit_ms;
 				ctx.last_step_at = slot->gen.last_step_back_at;
 				LWLockRelease(slot->lock);
 			}
@@ -289,19 +300,19 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 		{
 			/* the clock is read under the lock so that readings are ordered */
 			LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-			now = sf_wall_ms() - sf_layout.epoch_ms;
+			now = sf_now_offset();
 			step = snowflake::next_run(slot->gen, sf_layout, slot->shard_id, now,
-									   sf_max_clock_lead, sf_reserved(slot), max_count, start);
+									   sf_lead_units(), sf_reserved(slot), max_count, start);
 			if (step.outcome == Outcome::Wait)
 			{
-				ctx.last_step_ms = slot->gen.last_step_back_ms;
+				ctx.last_step_ms = slot->gen.last_step_back * sf_layout.unit_ms;
 				ctx.last_step_at = slot->gen.last_step_back_at;
 			}
 			LWLockRelease(slot->lock);
 		}
 
-		if (step.stepped_back_ms >= SF_WARN_STEP_MS)
-			sf_warn_step(step.stepped_back_ms, slot->shard_id);
+		if (step.stepped_back * sf_layout.unit_ms >= SF_WARN_STEP_MS)
+			sf_warn_step(step.stepped_back * sf_layout.unit_ms, slot->shard_id);
 
 		switch (step.outcome)
 		{
@@ -319,14 +330,14 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 				waited = true;
 				break;
 			case Outcome::ClockBeforeEpoch:
-				pg_atomic_fetch_add_u64(&slot->refusals, 1);
+				pg_atomic_fetch_add_u64(&slot->refusals_epoch, 1);
 				sf_fail_before_epoch(now);
 				break;
 			case Outcome::Exhausted:
 				{
 					char		last[40];
 
-					pg_atomic_fetch_add_u64(&slot->refusals, 1);
+					pg_atomic_fetch_add_u64(&slot->refusals_exhausted, 1);
 					snowflake::format_utc(sf_layout.last_unix_ms(), last, sizeof(last));
 					ereport(ERROR,
 							(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
@@ -334,6 +345,11 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 									"is used up"),
 							 errdetail("This layout represents times up to %s.", last)));
 				}
+				break;
+			case Outcome::TimeDecreased:
+			case Outcome::UnitFull:
+				/* outcomes of imports (backfill.cpp), never of a live step */
+				elog(ERROR, "snowflake: unexpected outcome of a live generator step");
 				break;
 		}
 	}

@@ -16,8 +16,8 @@ reset_counters(GeneratorState &st) noexcept
 	st.issued = 0;
 	st.sequence_exhausted = 0;
 	st.clock_steps_back = 0;
-	st.largest_step_back_ms = 0;
-	st.last_step_back_ms = 0;
+	st.largest_step_back = 0;
+	st.last_step_back = 0;
 	st.last_step_back_at = 0;
 }
 
@@ -43,11 +43,11 @@ next_run(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
 
 	if (st.last_clock != INT64_MIN && now < st.last_clock)
 	{
-		step.stepped_back_ms = st.last_clock - now;
+		step.stepped_back = st.last_clock - now;
 		st.clock_steps_back++;
-		if (step.stepped_back_ms > st.largest_step_back_ms)
-			st.largest_step_back_ms = step.stepped_back_ms;
-		st.last_step_back_ms = step.stepped_back_ms;
+		if (step.stepped_back > st.largest_step_back)
+			st.largest_step_back = step.stepped_back;
+		st.last_step_back = step.stepped_back;
 		st.last_step_back_at = now;
 	}
 	st.last_clock = now;
@@ -60,7 +60,7 @@ next_run(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
 	}
 	else
 	{
-		step.behind_ms = st.last_offset - now;
+		step.behind = st.last_offset - now;
 		if (st.last_sequence < l.max_sequence())
 		{
 			ts = st.last_offset;
@@ -79,7 +79,7 @@ next_run(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
 		step.outcome = Outcome::ClockBeforeEpoch;
 		return step;
 	}
-	if (ts > l.max_offset_ms())
+	if (ts > l.max_offset())
 	{
 		step.outcome = Outcome::Exhausted;
 		return step;
@@ -115,6 +115,43 @@ next_id(GeneratorState &st, const Layout &l, int64_t shard, int64_t now,
 		int64_t max_lead_ms, int64_t reserved_offset, int64_t start_sequence) noexcept
 {
 	return next_run(st, l, shard, now, max_lead_ms, reserved_offset, 1, start_sequence);
+}
+
+Step
+next_import(GeneratorState &st, const Layout &l, int64_t shard, int64_t at_offset,
+			int64_t reserved_offset) noexcept
+{
+	Step		s = {Outcome::Issued, 0, 1, 0, 0, 0, 0};
+	int64_t		sequence;
+
+	if (at_offset < st.last_offset)
+	{
+		s.outcome = Outcome::TimeDecreased;
+		s.behind = st.last_offset - at_offset;
+		return s;
+	}
+	if (at_offset == st.last_offset)
+	{
+		if (st.last_sequence >= l.max_sequence())
+		{
+			s.outcome = Outcome::UnitFull;
+			return s;
+		}
+		sequence = st.last_sequence + 1;
+	}
+	else
+		sequence = 0;
+	if (at_offset > reserved_offset)
+	{
+		s.outcome = Outcome::NeedReservation;
+		s.wanted = at_offset;
+		return s;
+	}
+	st.last_offset = at_offset;
+	st.last_sequence = sequence;
+	st.issued++;
+	s.id = encode(l, at_offset, shard, sequence);
+	return s;
 }
 
 }								/* namespace snowflake */

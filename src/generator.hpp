@@ -37,8 +37,8 @@ struct GeneratorState
 	uint64_t	issued;			/* IDs issued */
 	uint64_t	sequence_exhausted; /* times a millisecond's sequence ran out */
 	uint64_t	clock_steps_back;	/* backward clock steps seen */
-	int64_t		largest_step_back_ms;
-	int64_t		last_step_back_ms;	/* the latest backward step ... */
+	int64_t		largest_step_back;	/* in timestamp units, as all of these */
+	int64_t		last_step_back;	/* the latest backward step ... */
 	int64_t		last_step_back_at;	/* ... and the clock reading just after it */
 };
 
@@ -59,7 +59,9 @@ enum class Outcome
 	Wait,					/* come back once the clock reaches wait_until */
 	NeedReservation,		/* make the mark cover "wanted" durably, then retry */
 	ClockBeforeEpoch,		/* the clock reads earlier than the epoch */
-	Exhausted				/* the timestamp field is used up */
+	Exhausted,				/* the timestamp field is used up */
+	TimeDecreased,			/* next_import: the time is before the last ID's */
+	UnitFull				/* next_import: the unit's sequence is used up */
 };
 
 struct Step
@@ -69,8 +71,8 @@ struct Step
 	int64_t		count;			/* Issued: IDs in the run, id .. id + count - 1 */
 	int64_t		wait_until;		/* Wait: clock offset that allows progress */
 	int64_t		wanted;			/* NeedReservation: the timestamp to cover */
-	int64_t		behind_ms;		/* how far the clock read behind last_offset */
-	int64_t		stepped_back_ms;	/* > 0: this reading was a backward step */
+	int64_t		behind;			/* how far the clock read behind last_offset (units) */
+	int64_t		stepped_back;	/* > 0: this reading was a backward step (units) */
 };
 
 constexpr int64_t kNoReservation = INT64_MAX;
@@ -104,6 +106,19 @@ Step next_id(GeneratorState &state, const Layout &layout, int64_t shard,
 Step next_run(GeneratorState &state, const Layout &layout, int64_t shard,
 			  int64_t now_offset, int64_t max_lead_ms, int64_t reserved_offset,
 			  int64_t max_count, int64_t start_sequence = 0) noexcept;
+
+/*
+ * The step of an import (backfill): the next ID carrying exactly the unit
+ * at_offset, for rows imported in non-decreasing time order.  Its sequence
+ * follows the last ID's when the unit is the same, and starts at 0 in a
+ * later unit.  It refuses a time before the last ID's (TimeDecreased), a
+ * unit whose sequence is used up (UnitFull; it never borrows the next unit,
+ * which would change the time the ID carries), and a unit beyond
+ * reserved_offset (NeedReservation), as next_id does.  The caller checks
+ * at_offset against the layout's range.
+ */
+Step next_import(GeneratorState &state, const Layout &layout, int64_t shard,
+				 int64_t at_offset, int64_t reserved_offset) noexcept;
 
 /*
  * Random sequence start (snowflake.sequence_start = 'random').  When the

@@ -88,6 +88,18 @@ ascii_ieq(const char *a, const char *b) noexcept
 
 }								/* namespace */
 
+/* Whether the timestamp field lasts 2^kMinLifetimeLog2Ms ms or more. */
+bool
+lasts_long_enough(const Layout &l) noexcept
+{
+	if (l.timestamp_bits() < 1)
+		return false;
+	if (l.timestamp_bits() >= kMinLifetimeLog2Ms)
+		return true;
+	/* (2^bits) units of unit_ms ms each, against 2^38 ms: no overflow below 38 bits */
+	return (INT64_C(1) << l.timestamp_bits()) * l.unit_ms >= (INT64_C(1) << kMinLifetimeLog2Ms);
+}
+
 LayoutProblem
 check_layout(const Layout &l, int64_t now_unix_ms) noexcept
 {
@@ -95,7 +107,13 @@ check_layout(const Layout &l, int64_t now_unix_ms) noexcept
 		return LayoutProblem::ShardBitsOutOfRange;
 	if (l.sequence_bits < kMinSequenceBits || l.sequence_bits > kMaxSequenceBits)
 		return LayoutProblem::SequenceBitsOutOfRange;
-	if (l.timestamp_bits() < kMinTimestampBits)
+	if (l.id_bits < kMinIdBits || l.id_bits > kIdBits)
+		return LayoutProblem::IdBitsOutOfRange;
+	if (l.unit_ms < 1 || l.unit_ms > kMaxUnitMs || 1000 % l.unit_ms != 0)
+		return LayoutProblem::UnitInvalid;
+	if (l.datacenter_bits < 0 || l.datacenter_bits > l.shard_bits)
+		return LayoutProblem::DatacenterBitsOutOfRange;
+	if (!lasts_long_enough(l))
 		return LayoutProblem::TimestampTooNarrow;
 	if (l.epoch_ms < 0)
 		return LayoutProblem::EpochBeforeUnixEpoch;
@@ -249,6 +267,14 @@ describe_layout_change(const Layout &was, const Layout &now, char *buf,
 	if (was.sequence_bits != now.sequence_bits)
 		append("%ssnowflake.sequence_bits was %d and is now %d",
 			   was.sequence_bits, now.sequence_bits);
+	if (was.id_bits != now.id_bits)
+		append("%ssnowflake.id_bits was %d and is now %d", was.id_bits, now.id_bits);
+	if (was.unit_ms != now.unit_ms)
+		append("%ssnowflake.time_unit was %lld ms and is now %lld ms",
+			   (long long) was.unit_ms, (long long) now.unit_ms);
+	if (was.datacenter_bits != now.datacenter_bits)
+		append("%ssnowflake.datacenter_bits was %d and is now %d", was.datacenter_bits,
+			   now.datacenter_bits);
 	return n < buflen ? (int) n : (int) buflen - 1;
 }
 
@@ -258,6 +284,7 @@ describe_layout_change(const Layout &was, const Layout &now, char *buf,
  *	discord		42 bits ms since 2015-01-01 | 5 worker | 5 process | 12 increment
  *	instagram	41 bits ms since 1314220021721 | 13 shard | 10 sequence
  *	sonyflake	39 bits of 10 ms since 2014-09-01 | 8 sequence | 16 machine
+ *	sonyflake_v2	as sonyflake, with v2's default start time 2025-01-01
  *	mastodon	48 bits ms since 1970-01-01 | 16 bits (hashed sequence)
  * The time field takes every bit above the others, so a 41- and a 42-bit
  * field decode alike for the non-negative IDs a bigint holds.
@@ -267,6 +294,7 @@ const NamedLayout kNamedLayouts[] = {
 	{"discord", INT64_C(1420070400000), 1, 10, 5, 12, false},
 	{"instagram", INT64_C(1314220021721), 1, 13, 0, 10, false},
 	{"sonyflake", INT64_C(1409529600000), 10, 16, 0, 8, true},
+	{"sonyflake_v2", INT64_C(1735689600000), 10, 16, 0, 8, true},
 	{"mastodon", 0, 1, 0, 0, 16, false},
 };
 const int	kNamedLayoutCount = (int) (sizeof(kNamedLayouts) / sizeof(kNamedLayouts[0]));

@@ -21,14 +21,27 @@
 namespace snowflake
 {
 
-/* Bounds of the layout settings; the timestamp takes the rest of 63 bits. */
+/*
+ * Bounds of the layout settings; the timestamp takes what the shard and the
+ * sequence leave of the ID's width (id_bits, 63 by default: every positive
+ * bigint; 53 and below: every ID is a safe JavaScript integer).
+ */
 constexpr int kMinShardBits = 0;
 constexpr int kMaxShardBits = 20;
 constexpr int kMinSequenceBits = 1;
 constexpr int kMaxSequenceBits = 24;
-/* 38 bits of milliseconds last 8.7 years: anything narrower is a trap. */
-constexpr int kMinTimestampBits = 38;
 constexpr int kIdBits = 63;
+constexpr int kMinIdBits = 40;
+/* 2^53 - 1, the largest integer a JavaScript number holds exactly. */
+constexpr int kJavaScriptSafeBits = 53;
+/*
+ * The timestamp field must last at least 2^38 ms (8.7 years): anything
+ * shorter is a trap.  With 1 ms units that is 38 bits, with 10 ms units 35.
+ */
+constexpr int kMinLifetimeLog2Ms = 38;
+constexpr int kMinTimestampBits = 38;	/* with 1 ms units */
+/* Time units: whole milliseconds that divide a second. */
+constexpr int64_t kMaxUnitMs = 1000;
 
 /* Unix milliseconds of 2024-01-01 00:00:00 UTC, the default epoch. */
 constexpr int64_t kDefaultEpochMs = INT64_C(1704067200000);
@@ -45,16 +58,63 @@ constexpr int64_t kEndTimestamptzPgUs = INT64_C(9223371331200000000);
 constexpr int64_t kLastTimestamptzUnixMs =
 	(kEndTimestamptzPgUs - 1) / 1000 + kPostgresEpochUnixMs;
 
-/* The bit layout of an ID: sign | timestamp | shard | sequence. */
+/*
+ * The bit layout of an ID: zeros above id_bits | timestamp | shard | sequence,
+ * the timestamp counted in units of unit_ms since epoch_ms, and the shard
+ * field split into datacenter (its top datacenter_bits) | worker.
+ * Timestamps ("offsets") everywhere in the generator are in these units.
+ */
 struct Layout
 {
 	int64_t		epoch_ms;		/* Unix milliseconds of timestamp 0 */
 	int			shard_bits;
 	int			sequence_bits;
+	int			id_bits = kIdBits;	/* the ID's width; bits above it are 0 */
+	int64_t		unit_ms = 1;	/* milliseconds per timestamp unit */
+	int			datacenter_bits = 0;	/* the top part of the shard field */
 
 	constexpr int timestamp_bits() const noexcept
 	{
-		return kIdBits - shard_bits - sequence_bits;
+		return id_bits - shard_bits - sequence_bits;
+	}
+	constexpr int worker_bits() const noexcept
+	{
+		return shard_bits - datacenter_bits;
+	}
+	constexpr int64_t max_datacenter_id() const noexcept
+	{
+		return (INT64_C(1) << datacenter_bits) - 1;
+	}
+	constexpr int64_t max_worker_id() const noexcept
+	{
+		return (INT64_C(1) << worker_bits()) - 1;
+	}
+	/* The largest ID of this width. */
+	constexpr int64_t max_id() const noexcept
+	{
+		return id_bits >= 63 ? INT64_MAX : (INT64_C(1) << id_bits) - 1;
+	}
+	/* The unit (offset) that holds a Unix millisecond (floor: may be < 0). */
+	constexpr int64_t offset_of(int64_t unix_ms) const noexcept
+	{
+		int64_t		d = unix_ms - epoch_ms;
+
+		return d >= 0 ? d / unit_ms : -((-d + unit_ms - 1) / unit_ms);
+	}
+	/* The first Unix millisecond of a unit. */
+	constexpr int64_t unix_ms_of(int64_t offset) const noexcept
+	{
+		return epoch_ms + offset * unit_ms;
+	}
+	/* The last Unix millisecond of a unit (what a mark covering it records). */
+	constexpr int64_t unix_ms_end_of(int64_t offset) const noexcept
+	{
+		return epoch_ms + offset * unit_ms + unit_ms - 1;
+	}
+	/* Whole units in a duration of ms milliseconds (rounded down). */
+	constexpr int64_t units(int64_t ms) const noexcept
+	{
+		return ms / unit_ms;
 	}
 	constexpr int64_t max_shard_id() const noexcept
 	{
@@ -64,14 +124,16 @@ struct Layout
 	{
 		return (INT64_C(1) << sequence_bits) - 1;
 	}
-	constexpr int64_t max_offset_ms() const noexcept
+	/* The largest timestamp (in units). */
+	constexpr int64_t max_offset() const noexcept
 	{
 		return (INT64_C(1) << timestamp_bits()) - 1;
 	}
-	/* Unix milliseconds of the last representable timestamp. */
+	/* Unix milliseconds of the start of the last representable unit (saturating). */
 	constexpr int64_t last_unix_ms() const noexcept
 	{
-		return epoch_ms + max_offset_ms();
+		return max_offset() > (INT64_MAX - epoch_ms) / unit_ms ? INT64_MAX :
+			epoch_ms + max_offset() * unit_ms;
 	}
 	/* The last one a timestamptz can also hold: what SQL may see and ask for. */
 	constexpr int64_t last_usable_unix_ms() const noexcept
@@ -81,7 +143,8 @@ struct Layout
 	bool operator==(const Layout &o) const noexcept
 	{
 		return epoch_ms == o.epoch_ms && shard_bits == o.shard_bits &&
-			sequence_bits == o.sequence_bits;
+			sequence_bits == o.sequence_bits && id_bits == o.id_bits &&
+			unit_ms == o.unit_ms && datacenter_bits == o.datacenter_bits;
 	}
 	bool operator!=(const Layout &o) const noexcept { return !(*this == o); }
 };
@@ -92,7 +155,10 @@ enum class LayoutProblem
 	None,
 	ShardBitsOutOfRange,
 	SequenceBitsOutOfRange,
-	TimestampTooNarrow,		/* shard_bits + sequence_bits too large */
+	IdBitsOutOfRange,
+	UnitInvalid,				/* not a whole number of ms dividing a second */
+	DatacenterBitsOutOfRange,	/* more than shard_bits */
+	TimestampTooNarrow,		/* the field lasts less than 2^38 ms (8.7 years) */
 	EpochBeforeUnixEpoch,
 	EpochInFuture,
 	Expired					/* the clock is past the last representable time */
@@ -101,11 +167,25 @@ enum class LayoutProblem
 /* Checks a layout against the bounds above and the current Unix time. */
 LayoutProblem check_layout(const Layout &layout, int64_t now_unix_ms) noexcept;
 
+/* Whether the timestamp field lasts at least 2^38 ms (8.7 years). */
+bool lasts_long_enough(const Layout &layout) noexcept;
+
+/* The fewest timestamp bits that last 2^38 ms with units of unit_ms. */
+constexpr int
+min_timestamp_bits(int64_t unit_ms) noexcept
+{
+	int			b = 1;
+
+	while (b < kMinLifetimeLog2Ms && (INT64_C(1) << b) * unit_ms < (INT64_C(1) << kMinLifetimeLog2Ms))
+		b++;
+	return b;
+}
+
 /* Builds an ID; the caller guarantees every field is in range. */
 constexpr int64_t
-encode(const Layout &l, int64_t offset_ms, int64_t shard, int64_t sequence) noexcept
+encode(const Layout &l, int64_t offset, int64_t shard, int64_t sequence) noexcept
 {
-	return (offset_ms << (l.shard_bits + l.sequence_bits)) |
+	return (offset << (l.shard_bits + l.sequence_bits)) |
 		(shard << l.sequence_bits) | sequence;
 }
 
@@ -117,12 +197,17 @@ struct Decoded
 	int64_t		sequence;
 };
 
-/* Splits a non-negative ID into its fields. */
+/*
+ * Splits a non-negative ID of the layout's width into its fields; the time is
+ * the start of its unit (saturating at INT64_MAX for widths that reach past
+ * what Unix milliseconds hold).
+ */
 constexpr Decoded
 decode(const Layout &l, int64_t id) noexcept
 {
 	return Decoded{
-		l.epoch_ms + (id >> (l.shard_bits + l.sequence_bits)),
+		(id >> (l.shard_bits + l.sequence_bits)) > (INT64_MAX - l.epoch_ms) / l.unit_ms ?
+		INT64_MAX : l.unix_ms_of(id >> (l.shard_bits + l.sequence_bits)),
 		(id >> l.sequence_bits) & l.max_shard_id(),
 		id & l.max_sequence()};
 }
@@ -181,11 +266,15 @@ const NamedLayout *find_named_layout(const char *name, size_t len) noexcept;
 /* Writes "a, b, c" (the known names) into buf; returns the length. */
 int list_named_layouts(char *buf, size_t buflen) noexcept;
 
-/* This server's own layout as a NamedLayout (named "snowflake"). */
+/*
+ * This server's own layout as a NamedLayout (named "snowflake"): a shard field
+ * split into datacenter and worker shows them as shard_high and shard_low.
+ */
 constexpr NamedLayout
 own_named_layout(const Layout &l) noexcept
 {
-	return NamedLayout{"snowflake", l.epoch_ms, 1, l.shard_bits, 0, l.sequence_bits, false};
+	return NamedLayout{"snowflake", l.epoch_ms, l.unit_ms, l.shard_bits,
+					   l.datacenter_bits > 0 ? l.worker_bits() : 0, l.sequence_bits, false};
 }
 
 /* The fields of an ID under a named layout. */

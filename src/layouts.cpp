@@ -79,6 +79,8 @@ sf_decode_named_args(FunctionCallInfo fcinfo, snowflake::NamedLayout *layout)
 
 	*layout = sf_layout_arg(fcinfo);
 	sf_check_id(id);
+	if (strcmp(layout->name, "snowflake") == 0)
+		sf_check_id_width(id);		/* this server's own IDs are id_bits wide */
 	if (!snowflake::decode_named(*layout, id, &d))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),

@@ -97,7 +97,10 @@ sf_set_state(SfRegState state, const char *error)
 	SpinLockAcquire(&sf_reg->mutex);
 	sf_reg->state = state;
 	if (error)
+	{
 		strlcpy(sf_reg->last_error, error, sizeof(sf_reg->last_error));
+		sf_reg->errors++;
+	}
 	SpinLockRelease(&sf_reg->mutex);
 }
 
@@ -193,7 +196,8 @@ sf_recall(SfWorker *w)
 		return;
 	/* format 1 (1.1) has no floor: a restart then resumes above etcd's mark */
 	if (sscanf(buf, "format 2\nshard %lld\nlease %lld\nfloor_unix_ms %lld", &shard, &lease,
-			   &floor_ms) == 3 && floor_ms >= -1 && floor_ms <= sf_layout.last_unix_ms())
+			   &floor_ms) == 3 && floor_ms >= -1 &&
+		floor_ms <= sf_layout.unix_ms_end_of(sf_layout.max_offset()))
 		w->remembered_floor_ms = floor_ms;
 	else if (sscanf(buf, "format 1\nshard %lld\nlease %lld", &shard, &lease) != 2)
 		return;
@@ -280,7 +284,7 @@ sf_check_fresh(int64 shard, const char *value, bool found, int64 *fresh_ms, char
 	if (end == value || *end != '\0' || errno != 0 || v < 0)
 		snprintf(why, why_len, "The freshness mark %s is \"%.40s\", not a time in Unix "
 				 "milliseconds.", key, value);
-	else if (v > sf_layout.last_unix_ms())
+	else if (v > sf_layout.unix_ms_end_of(sf_layout.max_offset()))
 		snprintf(why, why_len, "The freshness mark %s is %lld, beyond the last time this "
 				 "layout can represent.", key, v);
 	else if (v > now + bound)
@@ -539,11 +543,12 @@ sf_lease_gone(SfWorker *w)
 static int64
 sf_fresh_target(SfWorker *w, int64 floor_offset)
 {
-	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
+	int64		now = sf_now_offset();
 	int64		to_deadline = Max((int64) 0, (w->deadline_ns - sf_clock_ns(CLOCK_MONOTONIC)) / 1000000);
-	int64		target = Max(now + to_deadline + sf_max_clock_lead, floor_offset) + SF_PUBLISH_MARGIN_MS;
+	int64		target = Max(now + sf_layout.units(to_deadline) + 1 + sf_lead_units(), floor_offset) +
+		Max(sf_layout.units(SF_PUBLISH_MARGIN_MS), (int64) 1);
 
-	return Min(target, sf_layout.max_offset_ms());
+	return Min(target, sf_layout.max_offset());
 }
 
 /* Publishes a mark covering the lease (sf_fresh_target), and lets the slot use it. */
@@ -553,7 +558,8 @@ sf_publish_ahead(SfWorker *w, int64 floor_offset)
 	int64		target = sf_fresh_target(w, floor_offset);
 	bool		lost;
 
-	if (sf_publish_mark(w, target + sf_layout.epoch_ms, &lost))
+	/* the mark records the last millisecond of its unit */
+	if (sf_publish_mark(w, sf_layout.unix_ms_end_of(target), &lost))
 	{
 		/* the slot may reserve up to it now (under its lock, as reserved_offset) */
 		LWLockAcquire(w->slot->lock, LW_EXCLUSIVE);
@@ -656,7 +662,20 @@ sf_claim(SfWorker *w, int64 now_ns)
 	}
 
 	if (sf_shard_id >= 0)
+	{
+		/*
+		 * An explicit shard whose mark was refused lately is not claimed
+		 * again until the refusal is forgotten: a claim and a give-back every
+		 * backoff would keep a holder key flickering in etcd.  The state and
+		 * last_error set by the refusal stay.
+		 */
+		if (sf_refused_now(w, sf_shard_id, now_ns))
+		{
+			sf_backoff(w, now_ns);
+			return;
+		}
 		candidates[ncand++] = sf_shard_id;
+	}
 	else
 	{
 		int64		nfree = 0, nrefused = 0, pick;
@@ -687,8 +706,9 @@ sf_claim(SfWorker *w, int64 now_ns)
 			for (int64 s = sf_pool->ranges[i].lo;
 				 s <= sf_pool->ranges[i].hi && ncand < (int) lengthof(candidates); s++)
 			{
-				if ((w->taken[s / 8] & (1 << (s % 8))) || sf_refused_now(w, s, now_ns))
-					continue;
+				if ((w->taken[s / 8] & (1 << (s % 8))) || sf_refused_now(w, s, now_ns) ||
+					sf_import_shard(s))
+					continue;		/* held, refused lately, or kept for imports */
 				if (pick > 0)
 				{
 					pick--;
@@ -799,7 +819,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 			w->remembered_floor_ms <= fresh_ms && shard == w->remembered &&
 			!sf_shared->started_from_backup;
 		int64		floor_ms = own ? w->remembered_floor_ms : fresh_ms;
-		int64		fresh_offset = floor_ms >= 0 ? floor_ms - sf_layout.epoch_ms : -1;
+		int64		fresh_offset = floor_ms >= 0 ? sf_layout.offset_of(floor_ms) : -1;
 		ShardSlot  *slot = sf_slot_for_shard(shard, false);
 
 		w->floor_ms = floor_ms;
@@ -920,7 +940,7 @@ sf_keep_lease(SfWorker *w, int64 now_ns)
 static void
 sf_keep_fresh(SfWorker *w)
 {
-	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
+	int64		now = sf_now_offset();
 	int64		published = (int64) pg_atomic_read_u64(&w->slot->cap);
 	int64		wanted = (int64) pg_atomic_read_u64(&sf_reg->wanted) - 1;
 	uint64		issued;
@@ -935,7 +955,7 @@ sf_keep_fresh(SfWorker *w)
 	if (issued != w->seen_issued)
 	{
 		w->seen_issued = issued;
-		w->active_until = now + SF_WORKER_ACTIVE_MS;
+		w->active_until = now + sf_layout.units(SF_WORKER_ACTIVE_MS);
 	}
 	if (wanted > published)
 		sf_publish_ahead(w, Max(wanted, last));
@@ -967,7 +987,7 @@ sf_release(SfWorker *w)
 		pg_atomic_write_u64(&w->slot->cap, (uint64) final_offset);
 		LWLockRelease(w->slot->lock);
 		if (final_offset >= 0)
-			(void) sf_publish_mark(w, final_offset + sf_layout.epoch_ms, &lost);
+			(void) sf_publish_mark(w, sf_layout.unix_ms_end_of(final_offset), &lost);
 		ereport(LOG,
 				(errmsg("snowflake registry: released shard " INT64_FORMAT, shard)));
 		w->held = -1;

@@ -36,7 +36,7 @@ static int64
 sf_durable_offset(void)
 {
 	return sf_shared->durable_mark_ms < 0 ? -1 :
-		sf_shared->durable_mark_ms - sf_layout.epoch_ms;
+		sf_layout.offset_of(sf_shared->durable_mark_ms);
 }
 
 /*
@@ -69,13 +69,15 @@ sf_move_mark(ShardSlot *slot, int64 wanted, snowflake::FileError *error)
 	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
 	if (sf_durable_offset() < wanted)
 	{
-		int64		now = sf_wall_ms() - sf_layout.epoch_ms;
-		int64		target = Max(wanted, now + sf_max_clock_lead + SF_RESERVE_AHEAD_MS);
+		int64		now = sf_now_offset();
+		int64		target = Max(wanted, now + sf_lead_units() +
+								 Max(sf_layout.units(SF_RESERVE_AHEAD_MS), (int64) 1));
 
 		/* never a mark the layout cannot represent (wanted never is one) */
-		target = Max(Min(target, sf_layout.max_offset_ms()), wanted);
+		target = Max(Min(target, sf_layout.max_offset()), wanted);
 
-		ok = sf_write_mark(target + sf_layout.epoch_ms, error);
+		/* the mark records the last millisecond of its unit */
+		ok = sf_write_mark(sf_layout.unix_ms_end_of(target), error);
 		if (ok)
 		{
 			sf_log_mark(sf_shared->durable_mark_ms);
@@ -174,7 +176,8 @@ sf_settle_mark(void)
 	 * it again.
 	 */
 	last = Max(last, sf_shared->resume_offset);
-	if (last < 0 || last >= sf_durable_offset() || sf_write_mark(last + sf_layout.epoch_ms, &error))
+	if (last < 0 || last >= sf_durable_offset() ||
+		sf_write_mark(sf_layout.unix_ms_end_of(last), &error))
 		return;
 	errno = error.err;
 	ereport(LOG,
@@ -237,7 +240,8 @@ sf_activity(int used, int64 *last, int64 *reserved)
 static void
 sf_keep_mark_ahead(uint64 *seen_activity, int64 *active_until)
 {
-	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
+	int64		now = sf_now_offset();
+	int64		ahead = Max(sf_layout.units(SF_RESERVE_AHEAD_MS) / 2, (int64) 1);
 	int64		last = -1;
 	int64		reserved = PG_INT64_MAX;
 	int64		horizon;
@@ -248,15 +252,15 @@ sf_keep_mark_ahead(uint64 *seen_activity, int64 *active_until)
 	if (activity != *seen_activity)
 	{
 		*seen_activity = activity;
-		*active_until = now + SF_WORKER_ACTIVE_MS;
+		*active_until = now + sf_layout.units(SF_WORKER_ACTIVE_MS);
 	}
 	if (used == 0 || now > *active_until || reserved == PG_INT64_MAX || now < 0)
 		return;					/* idle, nothing issued yet, or before the epoch: no writes */
 
-	horizon = Max(now + sf_max_clock_lead, last);
-	if (reserved - horizon >= SF_RESERVE_AHEAD_MS / 2)
+	horizon = Max(now + sf_lead_units(), last);
+	if (reserved - horizon >= ahead)
 		return;
-	if (!sf_move_mark(NULL, horizon + SF_RESERVE_AHEAD_MS / 2, &error))
+	if (!sf_move_mark(NULL, horizon + ahead, &error))
 	{
 		errno = error.err;
 		ereport(sf_file_error_level(error, WARNING),

@@ -182,23 +182,24 @@ snowflake_raise_floor(PG_FUNCTION_ARGS)
 	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
 	bool		allow_future = PG_NARGS() > 1 && !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	int64		pg_ms = ts / 1000 - (ts % 1000 < 0 ? 1 : 0);
-	int64		offset = pg_ms + snowflake::kPostgresEpochUnixMs - sf_layout.epoch_ms;
-	int64		now = sf_wall_ms() - sf_layout.epoch_ms;
+	int64		unix_ms = pg_ms + snowflake::kPostgresEpochUnixMs;
+	int64		offset = sf_layout.offset_of(unix_ms);
+	int64		now_ms = sf_wall_ms();
 
 	sf_require_generation_ready();
-	if (TIMESTAMP_NOT_FINITE(ts) || offset > sf_layout.max_offset_ms())
+	if (TIMESTAMP_NOT_FINITE(ts) || offset > sf_layout.max_offset())
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range for snowflake IDs: \"%s\"",
 						timestamptz_to_str(ts))));
-	if (offset > now + sf_floor_bound_ms() && !allow_future)
+	if (unix_ms > now_ms + sf_floor_bound_ms() && !allow_future)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("snowflake floor %s is too far ahead of the clock", timestamptz_to_str(ts)),
 				 errdetail("It is " INT64_FORMAT " ms ahead; a floor more than "
 						   "snowflake.max_clock_lead + snowflake.max_clock_wait (" INT64_FORMAT
 						   " ms) ahead would make every generating call on this server fail "
-						   "until the clock reaches it.", offset - now, sf_floor_bound_ms()),
+						   "until the clock reaches it.", unix_ms - now_ms, sf_floor_bound_ms()),
 				 errhint("Check the value and the server's clock. If IDs really were issued "
 						 "that far ahead, pass allow_future => true.")));
 	if (offset >= 0)

@@ -197,7 +197,8 @@ sf_load_recorded_state(SnowflakeShared *out)
 			sf_refuse(out, SF_REFUSE_STATE, "could not read the recorded snowflake high-water mark",
 					  detail);
 		}
-		else if (mark < sf_layout.epoch_ms || mark > sf_layout.last_unix_ms())
+		else if (mark < sf_layout.epoch_ms ||
+				 mark > sf_layout.unix_ms_end_of(sf_layout.max_offset()))
 		{
 			char		when[40];
 
@@ -210,7 +211,7 @@ sf_load_recorded_state(SnowflakeShared *out)
 		}
 		else
 		{
-			out->resume_offset = mark - sf_layout.epoch_ms;
+			out->resume_offset = sf_layout.offset_of(mark);
 			out->durable_mark_ms = mark;
 		}
 	}
@@ -289,4 +290,138 @@ sf_write_mark(int64 mark_ms, snowflake::FileError *error)
 		return false;
 	sf_shared->durable_mark_ms = mark_ms;
 	return true;
+}
+
+/*---- import reservations (pg_snowflake/imports) ----*/
+
+static const char *const kImportsName = "imports";
+static const char *const kImportsFile = "pg_snowflake/imports";
+#define SF_IMPORTS_MAX 65536
+
+/* This backend's buffers for the record (no allocation under file_lock). */
+static char sf_imports_in[SF_IMPORTS_MAX];
+static char sf_imports_out[SF_IMPORTS_MAX];
+
+/*
+ * Parses the imports record: "format 1", then a line "shard N reserved_unix_ms
+ * M" per shard.  Calls fn for each; false when the text is not such a record.
+ */
+template <typename F>
+static bool
+sf_parse_imports(const char *text, size_t len, F &&fn)
+{
+	size_t		i = 0;
+	bool		have_format = false;
+
+	while (i < len)
+	{
+		size_t		end = i;
+		char		line[128];
+		long long	shard, ms;
+		char		tail;
+
+		while (end < len && text[end] != '\n')
+			end++;
+		if (end - i >= sizeof(line))
+			return false;
+		memcpy(line, text + i, end - i);
+		line[end - i] = '\0';
+		i = end + 1;
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		if (strcmp(line, "format 1") == 0)
+			have_format = true;
+		else if (sscanf(line, "shard %lld reserved_unix_ms %lld%c", &shard, &ms, &tail) == 2 &&
+				 shard >= 0 && shard <= sf_layout.max_shard_id() && ms >= -1)
+			fn((int64) shard, (int64) ms);
+		else
+			return false;
+	}
+	return have_format || len == 0;
+}
+
+bool
+sf_read_import_reservation(int64 shard, int64 *reserved_ms, snowflake::FileError *error,
+						   bool *damaged)
+{
+	char	   *buf = sf_imports_in;
+	size_t		len = 0;
+	bool		ok = true;
+
+	*reserved_ms = -1;
+	*damaged = false;
+	switch (snowflake::read_small_file(kImportsFile, buf, SF_IMPORTS_MAX, &len, error))
+	{
+		case snowflake::ReadResult::Ok:
+			ok = sf_parse_imports(buf, len, [&](int64 s, int64 ms) {
+				if (s == shard)
+					*reserved_ms = ms;
+			});
+			*damaged = !ok;
+			break;
+		case snowflake::ReadResult::Missing:
+			break;
+		case snowflake::ReadResult::TooLarge:
+			*damaged = true;
+			ok = false;
+			break;
+		case snowflake::ReadResult::Failed:
+			ok = false;
+			break;
+	}
+	return ok;
+}
+
+bool
+sf_write_import_reservation(int64 shard, int64 reserved_ms, snowflake::FileError *error,
+							bool *damaged)
+{
+	char	   *buf = sf_imports_in;
+	char	   *out = sf_imports_out;
+	size_t		len = 0;
+	size_t		n = 0;
+	bool		ok = true;
+	bool		written = false;
+
+	*damaged = false;
+	n = (size_t) snprintf(out, SF_IMPORTS_MAX, "# snowflake: how far each import shard has "
+						  "reserved. Do not edit.\nformat 1\n");
+	switch (snowflake::read_small_file(kImportsFile, buf, SF_IMPORTS_MAX, &len, error))
+	{
+		case snowflake::ReadResult::Ok:
+			ok = sf_parse_imports(buf, len, [&](int64 s, int64 ms) {
+				if (s == shard)
+				{
+					ms = Max(ms, reserved_ms);	/* never lowered */
+					written = true;
+				}
+				if (n < SF_IMPORTS_MAX)
+					n += (size_t) snprintf(out + n, SF_IMPORTS_MAX - n,
+										   "shard " INT64_FORMAT " reserved_unix_ms " INT64_FORMAT
+										   "\n", s, ms);
+			});
+			*damaged = !ok;
+			break;
+		case snowflake::ReadResult::Missing:
+			break;
+		case snowflake::ReadResult::TooLarge:
+			*damaged = true;
+			ok = false;
+			break;
+		case snowflake::ReadResult::Failed:
+			ok = false;
+			break;
+	}
+	if (ok && !written && n < SF_IMPORTS_MAX)
+		n += (size_t) snprintf(out + n, SF_IMPORTS_MAX - n,
+							   "shard " INT64_FORMAT " reserved_unix_ms " INT64_FORMAT "\n",
+							   shard, reserved_ms);
+	if (ok && n >= SF_IMPORTS_MAX)
+	{
+		*damaged = true;		/* cannot happen below 2^20 shards of 60 bytes */
+		ok = false;
+	}
+	if (ok)
+		ok = snowflake::write_file_durably(kImportsName, out, n, error);
+	return ok;
 }

@@ -33,6 +33,17 @@ void		sf_report_file_error(const char *what, const snowflake::FileError &error);
 /* Writes pg_snowflake/mark durably (caller holds file_lock exclusively). */
 bool		sf_write_mark(int64 mark_ms, snowflake::FileError *error);
 
+/*
+ * pg_snowflake/imports: how far each import shard has reserved (Unix ms of
+ * the last millisecond it may issue IDs for).  Reading: -1 when the shard has
+ * none; false (with *error) when the file cannot be read or is damaged.
+ * Writing: caller holds file_lock exclusively.
+ */
+bool		sf_read_import_reservation(int64 shard, int64 *reserved_ms,
+									   snowflake::FileError *error, bool *damaged);
+bool		sf_write_import_reservation(int64 shard, int64 reserved_ms,
+										snowflake::FileError *error, bool *damaged);
+
 /* How far ahead of the clock a floor from data or from outside may lie. */
 int64		sf_floor_bound_ms(void);
 

@@ -70,6 +70,17 @@ format_layout_record(const Layout &l, char *buf, size_t buflen) noexcept
 							 "# epoch %s\n",
 							 l.epoch_ms, l.shard_bits, l.sequence_bits, epoch);
 
+	/*
+	 * What 1.2 added, only when it differs from what every earlier layout
+	 * had, so that the record of a default layout stays byte for byte the
+	 * same (and readable by 1.1 after a downgrade).
+	 */
+	if (n >= 0 && (size_t) n < buflen && l.id_bits != kIdBits)
+		n += snprintf(buf + n, buflen - (size_t) n, "id_bits %d\n", l.id_bits);
+	if (n >= 0 && (size_t) n < buflen && l.unit_ms != 1)
+		n += snprintf(buf + n, buflen - (size_t) n, "unit_ms %" PRId64 "\n", l.unit_ms);
+	if (n >= 0 && (size_t) n < buflen && l.datacenter_bits != 0)
+		n += snprintf(buf + n, buflen - (size_t) n, "datacenter_bits %d\n", l.datacenter_bits);
 	return (n < 0 || (size_t) n >= buflen) ? -1 : n;
 }
 
@@ -97,6 +108,12 @@ parse_layout_record(const char *text, size_t len, Layout *layout) noexcept
 			l.sequence_bits = (int) v;
 			return have_seq = true;
 		}
+		if (strcmp(key, "id_bits") == 0 && v >= 1 && v <= 63)
+			return l.id_bits = (int) v, true;
+		if (strcmp(key, "unit_ms") == 0 && v >= 1 && v <= kMaxUnitMs)
+			return l.unit_ms = v, true;
+		if (strcmp(key, "datacenter_bits") == 0 && v >= 0 && v <= 63)
+			return l.datacenter_bits = (int) v, true;
 		return false;
 	});
 

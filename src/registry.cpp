@@ -368,6 +368,7 @@ sf_registry_shmem_startup(void)
 		pg_atomic_init_u64(&sf_reg->grant, 0);
 		pg_atomic_init_u64(&sf_reg->wanted, 0);
 		pg_atomic_init_u32(&sf_reg->publish_failed, 0);
+		pg_atomic_init_u64(&sf_reg->refusals, 0);
 		SpinLockInit(&sf_reg->mutex);
 		sf_reg->state = sf_registry_enabled ? REG_CLAIMING : REG_OFF;
 		sf_reg->shard = -1;
@@ -406,6 +407,8 @@ sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 				 errdetail("With snowflake.registry set, a server generates IDs only for the "
 						   "shard it holds in the registry, shard " INT64_FORMAT ".", held),
 				 errhint("Call snowflake_nextval() without a shard ID.")));
+	/* the registry refuses generation itself (not a call's wrong shard) */
+	pg_atomic_fetch_add_u64(&sf_reg->refusals, 1);
 	if (state == REG_REFUSED)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -510,8 +513,13 @@ sf_registry_await(ShardSlot *slot, int64 wanted, int64 *started_us)
 
 	now_us = sf_clock_ns(CLOCK_MONOTONIC) / 1000;
 	if (*started_us < 0)
+	{
 		*started_us = now_us;
+		pg_atomic_fetch_add_u64(&slot->registry_waits, 1);
+	}
 	else if (now_us - *started_us >= (int64) sf_max_clock_wait * 1000)
+	{
+		pg_atomic_fetch_add_u64(&slot->refusals_registry_mark, 1);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("could not generate a snowflake ID: the registry has not published a "
@@ -522,9 +530,12 @@ sf_registry_await(ShardSlot *slot, int64 wanted, int64 *started_us)
 						   shard, sf_max_clock_wait),
 				 errhint("Check that the registry (snowflake.registry) is reachable; see the "
 						 "snowflake_registry view.")));
+	}
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 2,
 					 PG_WAIT_EXTENSION);
 	ResetLatch(MyLatch);
+	pg_atomic_fetch_add_u64(&slot->registry_wait_us,
+							(uint64) (sf_clock_ns(CLOCK_MONOTONIC) / 1000 - now_us));
 	CHECK_FOR_INTERRUPTS();
 }
 
@@ -562,7 +573,7 @@ sf_registry_check_quiet(bool with_mark)
 	int64		held = (int64) (grant >> SF_GRANT_SHIFT) - 1;
 
 	return held >= 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK) &&
-		(!with_mark || sf_registry_cap(held) >= sf_wall_ms() - sf_layout.epoch_ms ||
+		(!with_mark || sf_registry_cap(held) >= sf_now_offset() ||
 		 pg_atomic_read_u32(&sf_reg->publish_failed) == 0);
 }
 
@@ -618,5 +629,7 @@ sf_registry_describe(SfRegistryView *view)
 	view->requests = copy.requests;
 	view->bytes_sent = copy.bytes_sent;
 	view->bytes_received = copy.bytes_received;
+	view->errors = copy.errors;
+	view->refusals = pg_atomic_read_u64(&sf_reg->refusals);
 	view->generating = sf_registry_enabled && sf_registry_check_quiet(true);
 }

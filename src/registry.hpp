@@ -99,6 +99,8 @@ typedef struct SfRegistryView
 	uint64		bytes_sent;
 	uint64		bytes_received;
 	bool		generating;
+	uint64		errors;			/* failed requests of the worker */
+	uint64		refusals;		/* generating calls refused: no valid lease */
 } SfRegistryView;
 
 void		sf_registry_describe(SfRegistryView *view);

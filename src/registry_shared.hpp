@@ -6,9 +6,9 @@
  *		memory of the registry, its states, its settings, and the backend
  *		chosen at start.  Not for any other file.
  *
- * Locking.  "grant", "wanted" and "publish_failed" are atomics.  The display
- * fields (state, errors, counters for the view) are guarded by the spinlock
- * "mutex", held only to copy them.  The freshness mark a slot may reserve up
+ * Locking.  "grant", "wanted", "publish_failed" and "refusals" are atomics.
+ * The display fields (state, errors, counters for the view) are guarded by
+ * the spinlock "mutex", held only to copy them.  The freshness mark a slot may reserve up
  * to is the slot's cap (state.hpp), written by the worker under the slot's
  * LWLock, as every writer of reserved_offset holds it.
  *
@@ -58,6 +58,8 @@ typedef struct SfRegistryShared
 	pg_atomic_uint64 wanted;
 	/* the last attempt to publish a mark failed (etcd unreachable): 1 */
 	pg_atomic_uint32 publish_failed;
+	/* generating calls refused by the registry (no valid lease, no shard) */
+	pg_atomic_uint64 refusals;
 
 	slock_t		mutex;
 	/* under mutex: what the view shows */
@@ -78,6 +80,7 @@ typedef struct SfRegistryShared
 	uint64		requests;
 	uint64		bytes_sent;
 	uint64		bytes_received;
+	uint64		errors;			/* failed requests (each sets last_error) */
 } SfRegistryShared;
 
 extern SfRegistryShared *sf_reg;

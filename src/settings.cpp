@@ -35,6 +35,10 @@ char	   *sf_shard_ids = NULL;
 static char *sf_epoch = NULL;
 static int	sf_shard_bits = 10;
 static int	sf_sequence_bits = 12;
+static int	sf_id_bits = snowflake::kIdBits;
+static int	sf_time_unit = 1;
+static int	sf_datacenter_bits = 0;
+int			sf_datacenter_id = -1;
 
 snowflake::Layout sf_layout = {snowflake::kDefaultEpochMs, 10, 12};
 
@@ -48,6 +52,9 @@ typedef struct SfShardList
 } SfShardList;
 
 static SfShardList *sf_shard_list = NULL;
+/* snowflake.import_shards, parsed the same way */
+char	   *sf_import_shards = NULL;
+static SfShardList *sf_import_list = NULL;
 
 static const struct config_enum_entry sf_generator_options[] = {
 	{"atomic", SF_GENERATOR_ATOMIC, false},
@@ -62,11 +69,52 @@ sf_check_shard_id(int *newval, void **, GucSource)
 {
 	int64		max = sf_layout.max_shard_id();
 
-	if (*newval == -1 || *newval <= max)
+	if (*newval != -1 && *newval > max)
+	{
+		GUC_check_errdetail("snowflake.shard_id must be between 0 and " INT64_FORMAT
+							" because snowflake.shard_bits is %d.", max, sf_shard_bits);
+		return false;
+	}
+	/* with datacenters, this server's shards lie in its datacenter (at start: see below) */
+	if (*newval != -1 && sf_layout.datacenter_bits > 0 && sf_datacenter_id >= 0 &&
+		!process_shared_preload_libraries_in_progress &&
+		(*newval >> sf_layout.worker_bits()) != sf_datacenter_id)
+	{
+		GUC_check_errdetail("Shard %d lies in datacenter %d, and this server's "
+							"snowflake.datacenter_id is %d: its shards are " INT64_FORMAT
+							" to " INT64_FORMAT ".", *newval,
+							*newval >> sf_layout.worker_bits(), sf_datacenter_id,
+							(int64) sf_datacenter_id << sf_layout.worker_bits(),
+							(((int64) sf_datacenter_id + 1) << sf_layout.worker_bits()) - 1);
+		return false;
+	}
+	return true;
+}
+
+/* A time unit is a whole number of milliseconds that divides a second. */
+static bool
+sf_check_time_unit(int *newval, void **, GucSource)
+{
+	if (*newval >= 1 && *newval <= 1000 && 1000 % *newval == 0)
 		return true;
-	GUC_check_errdetail("snowflake.shard_id must be between 0 and " INT64_FORMAT
-						" because snowflake.shard_bits is %d.", max, sf_shard_bits);
+	GUC_check_errdetail("snowflake.time_unit must divide a second: 1, 2, 4, 5, 8, 10, 20, 25, "
+						"40, 50, 100, 125, 200, 250, 500 or 1000 ms; 1000 ms is not a multiple "
+						"of %d ms.", *newval);
 	return false;
+}
+
+/* The range of shard IDs of this server's datacenter (all of them without datacenters). */
+void
+sf_datacenter_shards(int64 *lo, int64 *hi)
+{
+	if (sf_layout.datacenter_bits == 0 || sf_datacenter_id < 0)
+	{
+		*lo = 0;
+		*hi = sf_layout.max_shard_id();
+		return;
+	}
+	*lo = (int64) sf_datacenter_id << sf_layout.worker_bits();
+	*hi = *lo + sf_layout.max_worker_id();
 }
 
 /*
@@ -78,12 +126,15 @@ sf_check_shard_id(int *newval, void **, GucSource)
 static bool
 sf_check_width(int width, int other, const char *other_name)
 {
-	int			max = snowflake::kIdBits - snowflake::kMinTimestampBits;
+	int			max = sf_layout.id_bits - snowflake::min_timestamp_bits(sf_layout.unit_ms);
 
 	if (process_shared_preload_libraries_in_progress || width + other <= max)
 		return true;
-	GUC_check_errdetail("snowflake.shard_bits + snowflake.sequence_bits must be at most %d, "
-						"and %s is %d.", max, other_name, other);
+	GUC_check_errdetail("snowflake.shard_bits + snowflake.sequence_bits must be at most %d "
+						"(snowflake.id_bits %d less the %d timestamp bits that last 8.7 years "
+						"in units of %d ms), and %s is %d.", max, sf_layout.id_bits,
+						snowflake::min_timestamp_bits(sf_layout.unit_ms),
+						(int) sf_layout.unit_ms, other_name, other);
 	GUC_check_errhint("The sum is checked against the running value of %s: change "
 					  "the widths one restart at a time, and see \"Changing the layout\" "
 					  "in the README first.", other_name);
@@ -214,8 +265,8 @@ sf_check_shard_ids(char **newval, void **extra, GucSource)
 			GUC_check_errdetail("A range N-M needs N <= M.");
 			break;
 		default:
-			GUC_check_errdetail("snowflake.shard_ids is a comma-separated list of shard IDs "
-								"and ranges, such as \"0-63,128\".");
+			GUC_check_errdetail("The value is a comma-separated list of shard IDs and ranges, "
+								"such as \"0-63,128\".");
 			break;
 	}
 	return false;
@@ -225,6 +276,20 @@ static void
 sf_assign_shard_ids(const char *, void *extra)
 {
 	sf_shard_list = (SfShardList *) extra;
+}
+
+static void
+sf_assign_import_shards(const char *, void *extra)
+{
+	sf_import_list = (SfShardList *) extra;
+}
+
+/* Whether a shard is reserved for imports (snowflake.import_shards). */
+bool
+sf_import_shard(int64 shard)
+{
+	return sf_import_list != NULL &&
+		snowflake::shard_in_ranges(sf_import_list->ranges, sf_import_list->count, shard);
 }
 
 /*
@@ -246,13 +311,21 @@ sf_configured_shards(snowflake::ShardRange *out, int capacity)
 	for (int i = 0; sf_shard_list != NULL && i < sf_shard_list->count; i++, n++)
 		if (n < capacity)
 			out[n] = sf_shard_list->ranges[i];
+	for (int i = 0; sf_import_list != NULL && i < sf_import_list->count; i++, n++)
+		if (n < capacity)
+			out[n] = sf_import_list->ranges[i];
 	return n;
 }
 
-/* Whether this server may generate for a shard: snowflake.shard_id or shard_ids. */
+/*
+ * Whether this server may generate live IDs for a shard: snowflake.shard_id
+ * or shard_ids, and never an import shard.
+ */
 bool
 sf_shard_allowed(int64 shard)
 {
+	if (sf_import_shard(shard))
+		return false;
 	if (shard == sf_shard_id)
 		return true;
 	return sf_shard_list != NULL &&
@@ -307,6 +380,11 @@ sf_define_settings(void)
 	char	   *raw_shard_ids = sf_raw_setting("snowflake.shard_ids");
 	char	   *raw_max_shards = sf_raw_setting("snowflake.max_shards");
 	char	   *raw_generator = sf_raw_setting("snowflake.generator");
+	char	   *raw_id_bits = sf_raw_setting("snowflake.id_bits");
+	char	   *raw_import = sf_raw_setting("snowflake.import_shards");
+	char	   *raw_time_unit = sf_raw_setting("snowflake.time_unit");
+	char	   *raw_dc_bits = sf_raw_setting("snowflake.datacenter_bits");
+	char	   *raw_dc_id = sf_raw_setting("snowflake.datacenter_id");
 	char	   *raw_lead = sf_raw_setting("snowflake.max_clock_lead");
 	char	   *raw_wait = sf_raw_setting("snowflake.max_clock_wait");
 	char	   *raw_standby = sf_raw_setting("snowflake.allow_on_standby");
@@ -350,9 +428,70 @@ sf_define_settings(void)
 							NULL,
 							NULL);
 
+	DefineCustomIntVariable("snowflake.id_bits",
+							"Total width of an ID, in bits: 63 uses every positive bigint, 53 keeps "
+							"every ID a safe JavaScript integer.",
+							"Fixed at server start; recorded in pg_snowflake/layout. The timestamp "
+							"takes what the shard and the sequence leave.",
+							&sf_id_bits,
+							snowflake::kIdBits,
+							snowflake::kMinIdBits,
+							snowflake::kIdBits,
+							PGC_POSTMASTER,
+							0,
+							NULL,
+							NULL,
+							NULL);
+
+	DefineCustomIntVariable("snowflake.time_unit",
+							"Unit of the timestamp field of an ID: a whole number of milliseconds "
+							"that divides a second.",
+							"Fixed at server start; recorded in pg_snowflake/layout. The clock lead, "
+							"the waits, the mark and the time-range bounds count in it.",
+							&sf_time_unit,
+							1,
+							1,
+							1000,
+							PGC_POSTMASTER,
+							GUC_UNIT_MS,
+							sf_check_time_unit,
+							NULL,
+							NULL);
+
+	DefineCustomIntVariable("snowflake.datacenter_bits",
+							"Width of the datacenter part of the shard field, in bits; 0: no datacenters.",
+							"The shard field is datacenter | worker. Fixed at server start; recorded "
+							"in pg_snowflake/layout.",
+							&sf_datacenter_bits,
+							0,
+							0,
+							snowflake::kMaxShardBits,
+							PGC_POSTMASTER,
+							0,
+							NULL,
+							NULL,
+							NULL);
+
+	DefineCustomIntVariable("snowflake.datacenter_id",
+							"Datacenter of this server, with snowflake.datacenter_bits; -1 means not set.",
+							"Its shards (snowflake.shard_id, and those it claims from a registry) lie "
+							"in this datacenter's part of the shard field. Fixed at server start.",
+							&sf_datacenter_id,
+							-1,
+							-1,
+							(1 << snowflake::kMaxShardBits) - 1,
+							PGC_POSTMASTER,
+							0,
+							NULL,
+							NULL,
+							NULL);
+
 	/* the shard_id check hook needs the layout */
 	sf_layout.shard_bits = sf_shard_bits;
 	sf_layout.sequence_bits = sf_sequence_bits;
+	sf_layout.id_bits = sf_id_bits;
+	sf_layout.unit_ms = sf_time_unit;
+	sf_layout.datacenter_bits = sf_datacenter_bits;
 
 	DefineCustomIntVariable("snowflake.shard_id",
 							"Shard ID of this server, unique across the cluster; -1 means not set.",
@@ -378,6 +517,19 @@ sf_define_settings(void)
 							   0,
 							   sf_check_shard_ids,
 							   sf_assign_shard_ids,
+							   NULL);
+
+	DefineCustomStringVariable("snowflake.import_shards",
+							   "Shards reserved for imports with their original creation times, such "
+							   "as 900-903: only snowflake_nextval_at() generates for them.",
+							   "Never used by live generation. Settable only in the configuration file "
+							   "or with ALTER SYSTEM.",
+							   &sf_import_shards,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   sf_check_shard_ids,
+							   sf_assign_import_shards,
 							   NULL);
 
 	DefineCustomIntVariable("snowflake.max_shards",
@@ -466,6 +618,16 @@ sf_define_settings(void)
 	sf_require_applied("snowflake.allow_on_standby", raw_standby,
 					   raw_standby && parse_bool(raw_standby, &raw_bool) &&
 					   raw_bool == sf_allow_on_standby);
+	sf_require_applied("snowflake.import_shards", raw_import,
+					   raw_import && strcmp(raw_import, sf_import_shards) == 0);
+	sf_require_applied("snowflake.id_bits", raw_id_bits,
+					   sf_int_matches(raw_id_bits, sf_id_bits, 0));
+	sf_require_applied("snowflake.time_unit", raw_time_unit,
+					   sf_int_matches(raw_time_unit, sf_time_unit, GUC_UNIT_MS));
+	sf_require_applied("snowflake.datacenter_bits", raw_dc_bits,
+					   sf_int_matches(raw_dc_bits, sf_datacenter_bits, 0));
+	sf_require_applied("snowflake.datacenter_id", raw_dc_id,
+					   sf_int_matches(raw_dc_id, sf_datacenter_id, 0));
 	sf_require_applied("snowflake.generator", raw_generator,
 					   raw_generator &&
 					   pg_strcasecmp(raw_generator,
@@ -483,6 +645,9 @@ sf_check_layout_settings(void)
 		elog(ERROR, "snowflake.epoch \"%s\" passed its check but does not parse", sf_epoch);
 	sf_layout.shard_bits = sf_shard_bits;
 	sf_layout.sequence_bits = sf_sequence_bits;
+	sf_layout.id_bits = sf_id_bits;
+	sf_layout.unit_ms = sf_time_unit;
+	sf_layout.datacenter_bits = sf_datacenter_bits;
 
 	snowflake::format_utc(sf_layout.epoch_ms, epoch, sizeof(epoch));
 	snowflake::format_utc(sf_layout.last_unix_ms(), last, sizeof(last));
@@ -494,21 +659,37 @@ sf_check_layout_settings(void)
 			break;
 		case LayoutProblem::ShardBitsOutOfRange:
 		case LayoutProblem::SequenceBitsOutOfRange:
-			/* the settings' own bounds prevent these */
-			elog(ERROR, "snowflake field widths out of range");
+		case LayoutProblem::IdBitsOutOfRange:
+		case LayoutProblem::UnitInvalid:
+			/* the settings' own bounds and checks prevent these */
+			elog(ERROR, "snowflake field widths or time unit out of range");
 			break;
-		case LayoutProblem::TimestampTooNarrow:
+		case LayoutProblem::DatacenterBitsOutOfRange:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("snowflake.shard_bits + snowflake.sequence_bits must be at most %d",
-							snowflake::kIdBits - snowflake::kMinTimestampBits),
-					 errdetail("They are %d + %d, which leaves %d bits of milliseconds: "
-							   "IDs would run out on %s.",
-							   sf_shard_bits, sf_sequence_bits, sf_layout.timestamp_bits(),
-							   last),
-					 errhint("Lower snowflake.shard_bits or snowflake.sequence_bits; the "
-							 "timestamp needs at least %d bits (8.7 years).",
-							 snowflake::kMinTimestampBits)));
+					 errmsg("snowflake.datacenter_bits must be at most snowflake.shard_bits"),
+					 errdetail("snowflake.datacenter_bits is %d and snowflake.shard_bits is %d: "
+							   "the datacenter is the top part of the shard field.",
+							   sf_datacenter_bits, sf_shard_bits)));
+			break;
+		case LayoutProblem::TimestampTooNarrow:
+			{
+				int			need = snowflake::min_timestamp_bits(sf_layout.unit_ms);
+
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("snowflake.shard_bits + snowflake.sequence_bits must be at most %d",
+								sf_id_bits - need),
+						 errdetail("snowflake.id_bits %d less %d + %d leaves %d timestamp bits "
+								   "of %d ms: IDs would run out on %s, less than 8.7 years "
+								   "(2^38 ms) after the epoch.",
+								   sf_id_bits, sf_shard_bits, sf_sequence_bits,
+								   sf_layout.timestamp_bits(), sf_time_unit, last),
+						 errhint("The timestamp needs at least %d bits with units of %d ms: "
+								 "lower snowflake.shard_bits or snowflake.sequence_bits, raise "
+								 "snowflake.id_bits, or choose a coarser snowflake.time_unit.",
+								 need, sf_time_unit)));
+			}
 			break;
 		case LayoutProblem::EpochBeforeUnixEpoch:
 			ereport(ERROR,
@@ -538,12 +719,44 @@ sf_check_layout_settings(void)
 	}
 }
 
+/* Stops the server when the datacenter and the shard ID do not agree. */
+static void
+sf_check_datacenter_settings(void)
+{
+	if (sf_datacenter_id >= 0 && sf_datacenter_id > sf_layout.max_datacenter_id())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake.datacenter_id %d does not fit snowflake.datacenter_bits %d",
+						sf_datacenter_id, sf_datacenter_bits),
+				 errdetail("Datacenter IDs go from 0 to " INT64_FORMAT ".",
+						   sf_layout.max_datacenter_id())));
+	if (sf_datacenter_id >= 0 && sf_datacenter_bits == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake.datacenter_id is set but snowflake.datacenter_bits is 0"),
+				 errhint("Set snowflake.datacenter_bits to the width of the datacenter part of "
+						 "the shard field, or remove snowflake.datacenter_id.")));
+	if (sf_shard_id >= 0 && sf_datacenter_bits > 0 && sf_datacenter_id >= 0 &&
+		(sf_shard_id >> sf_layout.worker_bits()) != sf_datacenter_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake.shard_id %d is not in datacenter %d", sf_shard_id,
+						sf_datacenter_id),
+				 errdetail("With snowflake.datacenter_bits %d the shard field is datacenter | "
+						   "worker, and shard %d lies in datacenter %d; datacenter %d has shards "
+						   INT64_FORMAT " to " INT64_FORMAT ".", sf_datacenter_bits, sf_shard_id,
+						   sf_shard_id >> sf_layout.worker_bits(), sf_datacenter_id,
+						   (int64) sf_datacenter_id << sf_layout.worker_bits(),
+						   (((int64) sf_datacenter_id + 1) << sf_layout.worker_bits()) - 1)));
+}
+
 /* Defines the generator's settings and checks the layout they make. */
 void
 sf_settings_define(void)
 {
 	sf_define_settings();
 	sf_check_layout_settings();
+	sf_check_datacenter_settings();
 }
 
 /*

@@ -29,11 +29,20 @@ extern int	sf_max_shards;
 extern bool sf_allow_on_standby;
 extern int	sf_generator;
 extern char *sf_shard_ids;
+extern int	sf_datacenter_id;
+extern char *sf_import_shards;
 
 void		sf_settings_define(void);
 void		sf_settings_finish(void);
 bool		sf_shard_allowed(int64 shard);
+bool		sf_import_shard(int64 shard);
 int			sf_configured_shards(snowflake::ShardRange *out, int capacity);
+void		sf_datacenter_shards(int64 *lo, int64 *hi);
+
+/* The clock now, as a layout offset (units since the epoch; < 0 before it). */
+#define sf_now_offset() (sf_layout.offset_of(sf_wall_ms()))
+/* snowflake.max_clock_lead in layout units. */
+#define sf_lead_units() (sf_layout.units(sf_max_clock_lead))
 
 /* For every subsystem's settings: the rule at start, raw values, GUC memory. */
 char	   *sf_raw_setting(const char *name);

@@ -153,8 +153,8 @@ sf_shmem_startup(void)
  * logical shards (snowflake_nextval(shard), which only roles granted EXECUTE
  * may call) can never take away the slot of this server's own shard.
  */
-ShardSlot *
-sf_slot_for_shard(int64 shard, bool logical)
+static ShardSlot *
+sf_slot_for(int64 shard, bool logical, bool import, int64 import_reserved)
 {
 	uint32		n = pg_atomic_read_u32(&sf_index()[shard]);
 	ShardSlot  *slot;
@@ -176,6 +176,7 @@ sf_slot_for_shard(int64 shard, bool logical)
 	{
 		slot = sf_slot(used);
 		slot->shard_id = (int32) shard;
+		slot->import_slot = import;
 		slot->gen = snowflake::kFreshState;
 		/*
 		 * file_lock (shared) is held until the slot is published, so that a
@@ -184,12 +185,26 @@ sf_slot_for_shard(int64 shard, bool logical)
 		 * slot in used_slots.
 		 */
 		LWLockAcquire(sf_shared->file_lock, LW_SHARED);
-		snowflake::resume_above(slot->gen, sf_layout, sf_shared->resume_offset);
+		/*
+		 * An import shard resumes above its own recorded reservation, which
+		 * bounds every ID it ever issued (backfill.cpp), and reserves no
+		 * further than that until it records more; every other shard
+		 * resumes above the server's mark.
+		 */
+		snowflake::resume_above(slot->gen, sf_layout,
+								import ? import_reserved : sf_shared->resume_offset);
 		sf_fastpath_init_slot(slot);
+		if (import)
+			pg_atomic_write_u64(&slot->cap, (uint64) import_reserved);
 		slot->stats_reset = GetCurrentTimestamp();
 		pg_atomic_init_u64(&slot->waits, 0);
 		pg_atomic_init_u64(&slot->wait_us, 0);
-		pg_atomic_init_u64(&slot->refusals, 0);
+		pg_atomic_init_u64(&slot->refusals_clock, 0);
+		pg_atomic_init_u64(&slot->refusals_epoch, 0);
+		pg_atomic_init_u64(&slot->refusals_exhausted, 0);
+		pg_atomic_init_u64(&slot->refusals_registry_mark, 0);
+		pg_atomic_init_u64(&slot->registry_waits, 0);
+		pg_atomic_init_u64(&slot->registry_wait_us, 0);
 		pg_atomic_init_u64(&slot->inline_mark_writes, 0);
 		/* publish the slot only once it is initialised */
 		pg_write_barrier();
@@ -220,6 +235,35 @@ sf_slot_if_any(int64 shard)
 	uint32		n = pg_atomic_read_u32(&sf_index()[shard]);
 
 	return n > 0 ? sf_slot((int) n - 1) : NULL;
+}
+
+/* The slot of a shard, given one on its first use (see sf_slot_for). */
+ShardSlot *
+sf_slot_for_shard(int64 shard, bool logical)
+{
+	return sf_slot_for(shard, logical, false, -1);
+}
+
+/*
+ * The slot of an import shard; on its first use it resumes above
+ * reserved_offset, the reservation recorded for it, and its cap is that.
+ * Refuses a shard that has a slot made for live IDs since the start.
+ */
+ShardSlot *
+sf_slot_for_import(int64 shard, int64 reserved_offset)
+{
+	ShardSlot  *slot = sf_slot_for(shard, true, true, reserved_offset);
+
+	if (!slot->import_slot)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shard %d generated live IDs since the server started",
+						slot->shard_id),
+				 errdetail("An import shard must be one that no server ever generated live "
+						   "IDs for; this one did, here, before it was listed in "
+						   "snowflake.import_shards."),
+				 errhint("Choose another shard for imports.")));
+	return slot;
 }
 
 /*

@@ -124,11 +124,18 @@ typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
 	pg_atomic_uint64 issued;	/* IDs issued (atomic generator) */
 	pg_atomic_uint64 sequence_exhausted;	/* (atomic generator) */
 
-	/* atomics */
+	/* atomics, written only on the slow paths (waits and refusals) */
 	pg_atomic_uint64 waits;		/* calls that waited for the clock */
 	pg_atomic_uint64 wait_us;	/* total time they waited */
-	pg_atomic_uint64 refusals;	/* calls that failed for clock or capacity */
 	pg_atomic_uint64 inline_mark_writes;	/* mark writes a call waited for */
+	/* calls refused, by cause (snowflake_stats' refusals: the first three) */
+	pg_atomic_uint64 refusals_clock;	/* waited max_clock_wait for the clock */
+	pg_atomic_uint64 refusals_epoch;	/* the clock read before the epoch */
+	pg_atomic_uint64 refusals_exhausted;	/* the timestamp field is used up */
+	pg_atomic_uint64 refusals_registry_mark;	/* waited max_clock_wait for
+												 * the registry's mark */
+	pg_atomic_uint64 registry_waits;	/* calls that waited for that mark */
+	pg_atomic_uint64 registry_wait_us;	/* total time they waited */
 
 	/* under lock */
 	TimestampTz stats_reset;
@@ -140,6 +147,7 @@ typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
 								 * registry's freshness mark; INT64_MAX without one) */
 	LWLock	   *lock;
 	int32		shard_id;
+	bool		import_slot;	/* made for imports (backfill.cpp): never live */
 
 	/* under lock */
 	snowflake::GeneratorState gen;
@@ -229,6 +237,7 @@ void		sf_require_generation_ready(void);
 ShardSlot  *sf_slot(int i);
 ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
 ShardSlot  *sf_slot_if_any(int64 shard);
+ShardSlot  *sf_slot_for_import(int64 shard, int64 reserved_offset);
 bool		sf_slot_available(int64 shard);
 
 /*

@@ -74,22 +74,26 @@ snowflake_stats(PG_FUNCTION_ARGS)
 		bool		nulls[14];
 
 		sf_slot_snapshot(slot, &gen, &reserved, &reset_at);
-		now = sf_wall_ms() - sf_layout.epoch_ms;
+		now = sf_wall_ms();
 
 		memset(nulls, 0, sizeof(nulls));
 		values[0] = Int32GetDatum(slot->shard_id);
 		values[1] = Int64GetDatum((int64) gen.issued);
-		values[2] = TimestampTzGetDatum(sf_timestamptz(sf_layout.epoch_ms + gen.last_offset));
+		values[2] = TimestampTzGetDatum(sf_timestamptz(sf_layout.unix_ms_of(gen.last_offset)));
 		nulls[2] = gen.last_offset < 0;
-		values[3] = Int64GetDatum(Max(gen.last_offset - now, (int64) 0));
-		values[4] = TimestampTzGetDatum(sf_timestamptz(sf_layout.epoch_ms + reserved));
+		values[3] = Int64GetDatum(gen.last_offset < 0 ? 0 :
+								  Max(sf_layout.unix_ms_of(gen.last_offset) - now, (int64) 0));
+		values[4] = TimestampTzGetDatum(sf_timestamptz(sf_layout.unix_ms_of(reserved)));
 		nulls[4] = reserved < 0;
 		values[5] = Int64GetDatum((int64) gen.sequence_exhausted);
 		values[6] = Int64GetDatum((int64) gen.clock_steps_back);
-		values[7] = Int64GetDatum(gen.largest_step_back_ms);
+		values[7] = Int64GetDatum(gen.largest_step_back * sf_layout.unit_ms);
 		values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->waits));
 		values[9] = Float8GetDatum(pg_atomic_read_u64(&slot->wait_us) / 1000.0);
-		values[10] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->refusals));
+		/* the causes of 1.0's refusals; the registry's are in the metrics */
+		values[10] = Int64GetDatum((int64) (pg_atomic_read_u64(&slot->refusals_clock) +
+											pg_atomic_read_u64(&slot->refusals_epoch) +
+											pg_atomic_read_u64(&slot->refusals_exhausted)));
 		values[11] = Int64GetDatum(mark_writes);
 		values[12] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->inline_mark_writes));
 		values[13] = TimestampTzGetDatum(reset_at);
@@ -116,7 +120,12 @@ snowflake_stats_reset(PG_FUNCTION_ARGS)
 		LWLockRelease(slot->lock);
 		pg_atomic_write_u64(&slot->waits, 0);
 		pg_atomic_write_u64(&slot->wait_us, 0);
-		pg_atomic_write_u64(&slot->refusals, 0);
+		pg_atomic_write_u64(&slot->refusals_clock, 0);
+		pg_atomic_write_u64(&slot->refusals_epoch, 0);
+		pg_atomic_write_u64(&slot->refusals_exhausted, 0);
+		pg_atomic_write_u64(&slot->refusals_registry_mark, 0);
+		pg_atomic_write_u64(&slot->registry_waits, 0);
+		pg_atomic_write_u64(&slot->registry_wait_us, 0);
 		pg_atomic_write_u64(&slot->inline_mark_writes, 0);
 		pg_atomic_write_u64(&slot->issued, 0);
 		pg_atomic_write_u64(&slot->sequence_exhausted, 0);

@@ -26,6 +26,14 @@
 #define XLOG_SNOWFLAKE_MARK 0x10
 #define XLOG_SNOWFLAKE_LAYOUT 0x20
 #define XLOG_SNOWFLAKE_SHARDS 0x30
+#define XLOG_SNOWFLAKE_IMPORT 0x40
+
+/* The payload of an import reservation record. */
+typedef struct SfImportRecord
+{
+	int64		shard;
+	int64		reserved_ms;
+} SfImportRecord;
 
 /* The payload of a layout record. */
 typedef struct SfLayoutRecord
@@ -33,7 +41,15 @@ typedef struct SfLayoutRecord
 	int64		epoch_ms;
 	int32		shard_bits;
 	int32		sequence_bits;
+	/* 1.2: written only when one differs from 63 bits, 1 ms, no datacenters */
+	int32		id_bits;
+	int32		unit_ms;
+	int32		datacenter_bits;
+	int32		pad;
 } SfLayoutRecord;
+
+/* The length of a layout record without what 1.2 added (what 1.1 reads). */
+#define SF_LAYOUT_RECORD_1_1 offsetof(SfLayoutRecord, id_bits)
 
 /* The payload of a shards record: a count, then that many ranges. */
 typedef struct SfShardsRecord
@@ -103,8 +119,15 @@ sf_log_layout(void)
 	rec.epoch_ms = sf_layout.epoch_ms;
 	rec.shard_bits = sf_layout.shard_bits;
 	rec.sequence_bits = sf_layout.sequence_bits;
+	rec.id_bits = sf_layout.id_bits;
+	rec.unit_ms = (int32) sf_layout.unit_ms;
+	rec.datacenter_bits = sf_layout.datacenter_bits;
 	XLogBeginInsert();
-	XLogRegisterData((char *) &rec, sizeof(rec));
+	/* a default layout's record stays the one earlier libraries replay */
+	if (rec.id_bits == snowflake::kIdBits && rec.unit_ms == 1 && rec.datacenter_bits == 0)
+		XLogRegisterData((char *) &rec, SF_LAYOUT_RECORD_1_1);
+	else
+		XLogRegisterData((char *) &rec, sizeof(rec));
 	(void) XLogInsert(SF_RMGR_ID, XLOG_SNOWFLAKE_LAYOUT);
 }
 
@@ -144,12 +167,19 @@ sf_redo_layout(XLogReaderState *record)
 	snowflake::FileError error = {"", "", 0};
 	bool		ok = true;
 
-	if (XLogRecGetDataLen(record) != sizeof(rec))
+	if (XLogRecGetDataLen(record) != sizeof(rec) &&
+		XLogRecGetDataLen(record) != SF_LAYOUT_RECORD_1_1)
 		elog(PANIC, "snowflake redo: layout record of %u bytes", XLogRecGetDataLen(record));
-	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	memset(&rec, 0, sizeof(rec));
+	rec.id_bits = snowflake::kIdBits;
+	rec.unit_ms = 1;
+	memcpy(&rec, XLogRecGetData(record), XLogRecGetDataLen(record));
 	primary.epoch_ms = rec.epoch_ms;
 	primary.shard_bits = rec.shard_bits;
 	primary.sequence_bits = rec.sequence_bits;
+	primary.id_bits = rec.id_bits;
+	primary.unit_ms = rec.unit_ms;
+	primary.datacenter_bits = rec.datacenter_bits;
 	len = snowflake::format_layout_record(primary, text, sizeof(text));
 	if (sf_shared == NULL || len < 0)
 		return;
@@ -176,6 +206,53 @@ sf_redo_layout(XLogReaderState *record)
 				 errhint("The primary generates with the layout recorded now; this server's "
 						 "decoding functions, and generation once promoted, refuse until its "
 						 "settings match and it is restarted.")));
+}
+
+/*
+ * Writes an import shard's new reservation to WAL (caller holds file_lock,
+ * after writing pg_snowflake/imports and before any ID under it), so that a
+ * standby records it too and, once promoted, resumes the shard above it.
+ */
+void
+sf_log_import_reservation(int64 shard, int64 reserved_ms)
+{
+	SfImportRecord rec;
+
+	if (RecoveryInProgress())
+		return;
+	rec.shard = shard;
+	rec.reserved_ms = reserved_ms;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, sizeof(rec));
+	(void) XLogInsert(SF_RMGR_ID, XLOG_SNOWFLAKE_IMPORT);
+}
+
+/* Redo of an import reservation: pg_snowflake/imports records it. */
+static void
+sf_redo_import(XLogReaderState *record)
+{
+	SfImportRecord rec;
+	snowflake::FileError error = {"", "", 0};
+	bool		damaged = false;
+	bool		ok;
+
+	if (XLogRecGetDataLen(record) != sizeof(rec))
+		elog(PANIC, "snowflake redo: import record of %u bytes", XLogRecGetDataLen(record));
+	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	if (sf_shared == NULL || rec.shard < 0 || rec.shard > sf_layout.max_shard_id())
+		return;
+	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	ok = sf_write_import_reservation(rec.shard, rec.reserved_ms, &error, &damaged);
+	LWLockRelease(sf_shared->file_lock);
+	if (!ok && damaged)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("could not record the snowflake import reservation replayed from WAL: "
+						"pg_snowflake/imports is damaged"),
+				 errhint("Restore pg_snowflake/imports from the primary and start the server "
+						 "again: replay continues where it stopped.")));
+	if (!ok)
+		sf_report_redo_error("import reservation", error);
 }
 
 /*
@@ -273,6 +350,11 @@ sf_redo(XLogReaderState *record)
 		sf_redo_shards(record);
 		return;
 	}
+	if (info == XLOG_SNOWFLAKE_IMPORT)
+	{
+		sf_redo_import(record);
+		return;
+	}
 	if (info != XLOG_SNOWFLAKE_MARK || XLogRecGetDataLen(record) != sizeof(int64))
 		elog(PANIC, "snowflake redo: unknown WAL record (info 0x%02X)", info);
 	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
@@ -282,8 +364,8 @@ sf_redo(XLogReaderState *record)
 	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
 	if (mark > sf_shared->durable_mark_ms)
 		ok = sf_write_mark(mark, &error);
-	if (ok && mark - sf_layout.epoch_ms > sf_shared->resume_offset)
-		sf_shared->resume_offset = mark - sf_layout.epoch_ms;
+	if (ok && sf_layout.offset_of(mark) > sf_shared->resume_offset)
+		sf_shared->resume_offset = sf_layout.offset_of(mark);
 	LWLockRelease(sf_shared->file_lock);
 
 	if (!ok)
@@ -297,14 +379,19 @@ sf_desc(StringInfo buf, XLogReaderState *record)
 	char		when[40];
 
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_LAYOUT &&
-		XLogRecGetDataLen(record) == sizeof(SfLayoutRecord))
+		(XLogRecGetDataLen(record) == sizeof(SfLayoutRecord) ||
+		 XLogRecGetDataLen(record) == SF_LAYOUT_RECORD_1_1))
 	{
 		SfLayoutRecord rec;
 
-		memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+		memset(&rec, 0, sizeof(rec));
+		rec.id_bits = snowflake::kIdBits;
+		rec.unit_ms = 1;
+		memcpy(&rec, XLogRecGetData(record), XLogRecGetDataLen(record));
 		snowflake::format_utc(rec.epoch_ms, when, sizeof(when));
-		appendStringInfo(buf, "epoch %s, shard_bits %d, sequence_bits %d",
-						 when, rec.shard_bits, rec.sequence_bits);
+		appendStringInfo(buf, "epoch %s, shard_bits %d, sequence_bits %d, id_bits %d, "
+						 "unit %d ms, datacenter_bits %d", when, rec.shard_bits,
+						 rec.sequence_bits, rec.id_bits, rec.unit_ms, rec.datacenter_bits);
 		return;
 	}
 	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_SHARDS &&
@@ -349,6 +436,8 @@ sf_identify(uint8 info)
 			return "LAYOUT";
 		case XLOG_SNOWFLAKE_SHARDS:
 			return "SHARDS";
+		case XLOG_SNOWFLAKE_IMPORT:
+			return "IMPORT";
 	}
 	return NULL;
 }

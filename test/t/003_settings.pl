@@ -52,7 +52,7 @@ my @bad = (
 		'shard_bits + sequence_bits too large',
 		"snowflake.shard_id = 7\nsnowflake.shard_bits = 10\nsnowflake.sequence_bits = 20\n",
 		qr/FATAL:  snowflake\.shard_bits \+ snowflake\.sequence_bits must be at most 25/,
-		qr/They are 10 \+ 20/
+		qr/less 10 \+ 20 leaves 33 timestamp bits of 1 ms: IDs would run out on 2024-04-09/
 	],
 	[
 		'unparseable epoch',

@@ -409,7 +409,9 @@ $standby->_update_pid(0);
 chmod 0700, $sdir;
 $standby->start;
 my $primary_mark = mark_ms($primary);
-sleep 0.2;
+# the mark's WAL record follows its file: a committed transaction after
+# reading the file flushes it, and the catch-up waits for that flush
+$primary->safe_psql('postgres', 'SELECT pg_current_xact_id()');
 $primary->wait_for_catchup($standby);
 cmp_ok(mark_ms($standby) // 0, '>=', $primary_mark // 1,
 	'standby: once writable, it replays the mark');

@@ -238,9 +238,11 @@ my %public_execute = map { $_ => 1 } split /\s+/, q(
 	snowflake_decode(bigint) snowflake_min_id(timestamp_with_time_zone)
 	snowflake_min_id(timestamp_with_time_zone,integer) snowflake_max_id(timestamp_with_time_zone)
 	snowflake_max_id(timestamp_with_time_zone,integer) snowflake_to_text(bigint)
-	snowflake_from_text(text) snowflake_layout() snowflake_stats()
+	snowflake_from_text(text) snowflake_layout() snowflake_stats() snowflake_metrics()
 	snowflake_timestamp(bigint,text) snowflake_shard_id(bigint,text) snowflake_sequence(bigint,text)
-	snowflake_decode(bigint,text)
+	snowflake_decode(bigint,text) snowflake_datacenter(bigint) snowflake_worker(bigint)
+	snowflake_partition_interval(interval,boolean) snowflake_partition_span(bigint)
+	snowflake_partition_bounds(timestamp_with_time_zone,timestamp_with_time_zone,interval,boolean)
 	snowflake_convert_column(regclass,name,integer,boolean) snowflake_convert_column(regclass,name,boolean));
 my $rows = $node->safe_psql('v12', q{
 	SELECT replace(replace(p.oid::regprocedure::text, ' ', '_'), ',_', ','),
@@ -255,7 +257,8 @@ foreach my $line (split /\n/, $rows)
 	$fn =~ s/timestamp_with_time_zone/timestamp_with_time_zone/g;
 	my $want = $public_execute{$fn} ? 't' : 'f';
 	is($plain, $want, "EXECUTE on $fn for a plain role: " . ($want eq 't' ? 'granted' : 'revoked'));
-	is($stats, 't', "EXECUTE on $fn for pg_read_all_stats") if $fn eq 'snowflake_registry()';
+	is($stats, 't', "EXECUTE on $fn for pg_read_all_stats")
+	  if $fn eq 'snowflake_registry()' or $fn eq 'snowflake_server_metrics()';
 }
 
 done_testing();

@@ -189,9 +189,9 @@ TEST(AtomicWordTest, PackOrdersLikeIds)
 	EXPECT_EQ(word_sequence(kLayout, kFreshWord), 0);
 	for (int i = 0; i < 20000; i++)
 	{
-		int64_t		o1 = (int64_t) (rng() % (uint64_t) kLayout.max_offset_ms());
+		int64_t		o1 = (int64_t) (rng() % (uint64_t) kLayout.max_offset());
 		int64_t		s1 = (int64_t) (rng() % 4096);
-		int64_t		o2 = (i & 1) ? o1 : (int64_t) (rng() % (uint64_t) kLayout.max_offset_ms());
+		int64_t		o2 = (i & 1) ? o1 : (int64_t) (rng() % (uint64_t) kLayout.max_offset());
 		int64_t		s2 = (int64_t) (rng() % 4096);
 		uint64_t	w1 = pack_state(kLayout, o1, s1);
 		uint64_t	w2 = pack_state(kLayout, o2, s2);
@@ -202,11 +202,11 @@ TEST(AtomicWordTest, PackOrdersLikeIds)
 	}
 	/* the widest word: shard_bits 0, last millisecond, last sequence */
 	Layout		wide = {kLayout.epoch_ms, 0, 12};
-	uint64_t	w = pack_state(wide, wide.max_offset_ms(), wide.max_sequence());
+	uint64_t	w = pack_state(wide, wide.max_offset(), wide.max_sequence());
 
-	EXPECT_EQ(word_offset(wide, w), wide.max_offset_ms());
+	EXPECT_EQ(word_offset(wide, w), wide.max_offset());
 	EXPECT_EQ(word_sequence(wide, w), wide.max_sequence());
-	EXPECT_GT(w, pack_state(wide, wide.max_offset_ms() - 1, wide.max_sequence()));
+	EXPECT_GT(w, pack_state(wide, wide.max_offset() - 1, wide.max_sequence()));
 }
 
 /* advance_word is next_run on the unpacked state: same outcomes, same IDs. */
@@ -241,7 +241,7 @@ TEST(AtomicWordTest, AdvanceWordAgreesWithNextRun)
 		{
 			ASSERT_EQ(a.id, b.step.id);
 			ASSERT_EQ(a.count, b.step.count);
-			ASSERT_EQ(a.behind_ms, b.step.behind_ms);
+			ASSERT_EQ(a.behind, b.step.behind);
 			ASSERT_EQ(b.exhausted, st.sequence_exhausted != exhausted_before);
 			word = b.word;
 			issued++;
@@ -268,7 +268,7 @@ TEST(AtomicWordTest, ObserveClock)
 	ClockObservation o = observe_clock(kNoClock, 1000);
 
 	EXPECT_TRUE(o.changed);
-	EXPECT_EQ(o.stepped_back_ms, 0) << "the first reading is no step";
+	EXPECT_EQ(o.stepped_back, 0) << "the first reading is no step";
 	EXPECT_EQ(o.word & kClockMask, 1000u);
 	uint64_t	w = o.word;
 
@@ -276,12 +276,12 @@ TEST(AtomicWordTest, ObserveClock)
 	EXPECT_FALSE(o.changed) << "the same millisecond changes nothing";
 	o = observe_clock(w, 1005);
 	EXPECT_TRUE(o.changed);
-	EXPECT_EQ(o.stepped_back_ms, 0);
+	EXPECT_EQ(o.stepped_back, 0);
 	EXPECT_NE(o.word >> kClockBits, w >> kClockBits) << "each install bumps the tag";
 	w = o.word;
 	o = observe_clock(w, 705);
 	EXPECT_TRUE(o.changed);
-	EXPECT_EQ(o.stepped_back_ms, 300);
+	EXPECT_EQ(o.stepped_back, 300);
 	o = observe_clock(w, -5);
 	EXPECT_FALSE(o.changed) << "readings before the epoch are not recorded";
 	/* the tag wraps without touching the reading */
@@ -296,7 +296,7 @@ TEST(AtomicWordTest, SealWord)
 	EXPECT_EQ(seal_word(kLayout, pack_state(kLayout, 100, 7)), pack_state(kLayout, 100, 4095));
 	EXPECT_EQ(seal_word(kLayout, pack_state(kLayout, 100, 4095)), pack_state(kLayout, 101, 4095));
 	EXPECT_EQ(seal_word(kLayout, kFreshWord), pack_state(kLayout, -1, 4095));
-	uint64_t	end = pack_state(kLayout, kLayout.max_offset_ms(), 4095);
+	uint64_t	end = pack_state(kLayout, kLayout.max_offset(), 4095);
 
 	EXPECT_EQ(seal_word(kLayout, end), end) << "nothing follows the last word";
 	for (uint64_t w : {kFreshWord, pack_state(kLayout, 5, 0), pack_state(kLayout, 5, 4095)})
@@ -321,7 +321,7 @@ TEST(AtomicIssueTest, SingleThreadFollowsTheClock)
 		ASSERT_EQ(s.step.outcome, Outcome::Issued);
 		ASSERT_GT(s.step.id, prev);
 		ASSERT_EQ(now, w.wall.load());
-		ASSERT_EQ(s.step.stepped_back_ms, 0);
+		ASSERT_EQ(s.step.stepped_back, 0);
 		prev = s.step.id;
 	}
 	Decoded		d = decode(kLayout, prev);
@@ -355,10 +355,10 @@ TEST(AtomicIssueTest, ReservationAndRefusalsLeaveTheWordAlone)
 	s = atomic_issue(ops, kLayout, kShard, 10, 1, &now);
 	EXPECT_EQ(s.step.outcome, Outcome::Wait);
 	EXPECT_EQ(s.step.wait_until, 1490);
-	EXPECT_EQ(s.step.stepped_back_ms, 100);
+	EXPECT_EQ(s.step.stepped_back, 100);
 	s = atomic_issue(ops, kLayout, kShard, 10, 1, &now);
 	EXPECT_EQ(s.step.outcome, Outcome::Wait);
-	EXPECT_EQ(s.step.stepped_back_ms, 0) << "the same step is not reported twice";
+	EXPECT_EQ(s.step.stepped_back, 0) << "the same step is not reported twice";
 }
 
 TEST(AtomicIssueTest, SealLowersToTheLastTimestamp)
@@ -437,7 +437,7 @@ TEST(AtomicThreadsTest, SingleIdsUniqueAndChained)
 	std::atomic<int> steps{0};
 	auto		runs = hammer(w, 20000, 1000, false, [&](int, const AtomicStep &s) {
 		EXPECT_EQ(s.step.outcome, Outcome::Issued);
-		if (s.step.stepped_back_ms > 0)
+		if (s.step.stepped_back > 0)
 			steps.fetch_add(1);
 		return true;
 	}, 63);
@@ -646,7 +646,7 @@ TEST(AtomicThreadsTest, NoFalseClockSteps)
 	Ticker		ticker(w, std::chrono::microseconds(5));
 	std::atomic<int> steps{0};
 	auto		runs = hammer(w, 30000, 100000, false, [&](int, const AtomicStep &s) {
-		if (s.step.stepped_back_ms > 0)
+		if (s.step.stepped_back > 0)
 			steps.fetch_add(1);
 		EXPECT_EQ(s.step.outcome, Outcome::Issued);
 		return true;
@@ -678,11 +678,11 @@ TEST(AtomicThreadsTest, ClockStepsReportedOnce)
 			{
 				AtomicStep	s = atomic_issue(ops, w.layout, kShard, 100000, 1, &now);
 
-				if (s.step.stepped_back_ms > 0)
+				if (s.step.stepped_back > 0)
 				{
 					std::lock_guard<std::mutex> g(m);
 
-					reported.push_back(s.step.stepped_back_ms);
+					reported.push_back(s.step.stepped_back);
 				}
 				ASSERT_EQ(s.step.outcome, Outcome::Issued);
 				runs[t].push_back({s.step.id, s.step.count, ops.last_old, ops.last_new});

@@ -147,7 +147,7 @@ TEST(LayoutTest, DefaultLayoutArithmetic)
 	EXPECT_EQ(1 + l.timestamp_bits() + l.shard_bits + l.sequence_bits, 64);
 	EXPECT_EQ(l.max_shard_id(), 1023);
 	EXPECT_EQ(l.max_sequence(), 4095);
-	EXPECT_EQ(l.max_offset_ms(), (INT64_C(1) << 41) - 1);
+	EXPECT_EQ(l.max_offset(), (INT64_C(1) << 41) - 1);
 	EXPECT_EQ(l.last_unix_ms(), kDefaultEpoch + (INT64_C(1) << 41) - 1);
 	/* 2^41 ms is about 69.7 years: the default layout ends in 2093. */
 	EXPECT_EQ(UtcYear(l.last_unix_ms()), 2093);
@@ -174,7 +174,7 @@ TEST(LayoutTest, OtherWidths)
 		EXPECT_EQ(l.timestamp_bits(), ts_bits);
 		EXPECT_EQ(l.max_shard_id(), (INT64_C(1) << c.shard_bits) - 1);
 		EXPECT_EQ(l.max_sequence(), (INT64_C(1) << c.sequence_bits) - 1);
-		EXPECT_EQ(l.max_offset_ms(), (INT64_C(1) << ts_bits) - 1);
+		EXPECT_EQ(l.max_offset(), (INT64_C(1) << ts_bits) - 1);
 		EXPECT_EQ(l.last_unix_ms(), kDefaultEpoch + (INT64_C(1) << ts_bits) - 1);
 		EXPECT_GT(l.last_unix_ms(), l.epoch_ms);
 	}
@@ -182,7 +182,7 @@ TEST(LayoutTest, OtherWidths)
 	const Layout narrow{kDefaultEpoch, 13, 12};
 
 	EXPECT_EQ(narrow.timestamp_bits(), snowflake::kMinTimestampBits);
-	EXPECT_GT(narrow.max_offset_ms(), INT64_C(8) * 365 * kMsPerDay);
+	EXPECT_GT(narrow.max_offset(), INT64_C(8) * 365 * kMsPerDay);
 	EXPECT_EQ(UtcYear(narrow.last_unix_ms()), 2032);
 }
 
@@ -312,7 +312,7 @@ RandomFields(std::mt19937_64 &rng, const Layout &l)
 {
 	Fields		f;
 
-	f.offset = std::uniform_int_distribution<int64_t>(0, l.max_offset_ms())(rng);
+	f.offset = std::uniform_int_distribution<int64_t>(0, l.max_offset())(rng);
 	f.shard = std::uniform_int_distribution<int64_t>(0, l.max_shard_id())(rng);
 	f.sequence = std::uniform_int_distribution<int64_t>(0, l.max_sequence())(rng);
 	return f;
@@ -352,7 +352,7 @@ TEST(EncodeDecodeTest, Extremes)
 					 << " sequence_bits=" << l.sequence_bits);
 		EXPECT_EQ(snowflake::encode(l, 0, 0, 0), 0);
 		/* All fields at their maximum fill the 63 value bits exactly. */
-		const int64_t top = snowflake::encode(l, l.max_offset_ms(), l.max_shard_id(),
+		const int64_t top = snowflake::encode(l, l.max_offset(), l.max_shard_id(),
 											  l.max_sequence());
 
 		EXPECT_EQ(top, INT64_MAX);
@@ -404,7 +404,7 @@ TEST(EncodeDecodeTest, OrderingByTimestampThenSequence)
 						  snowflake::encode(l, b.offset, b.shard, b.sequence));
 			}
 			/* Adjacent milliseconds, worst case for the lower fields. */
-			if (a.offset < l.max_offset_ms())
+			if (a.offset < l.max_offset())
 			{
 				ASSERT_LT(snowflake::encode(l, a.offset, l.max_shard_id(), l.max_sequence()),
 						  snowflake::encode(l, a.offset + 1, 0, 0));
@@ -944,8 +944,8 @@ IssueOne(Gen &g, int64_t now, int64_t *id)
 		return ::testing::AssertionFailure() << "ID did not increase";
 	const int64_t behind = before.last_offset >= now ? before.last_offset - now : 0;
 
-	if (s.behind_ms != behind)
-		return ::testing::AssertionFailure() << "behind_ms " << s.behind_ms << " != " << behind;
+	if (s.behind != behind)
+		return ::testing::AssertionFailure() << "behind " << s.behind << " != " << behind;
 	*id = s.id;
 	return ::testing::AssertionSuccess();
 }
@@ -972,7 +972,7 @@ TEST(GeneratorTest, FreshStateAdvancingClock)
 
 				ASSERT_EQ(s.outcome, Outcome::Issued);
 				ASSERT_GT(s.id, prev);
-				ASSERT_EQ(s.behind_ms, 0);
+				ASSERT_EQ(s.behind, 0);
 				const Decoded d = snowflake::decode(l, s.id);
 
 				ASSERT_EQ(d.unix_ms, l.epoch_ms + now);
@@ -1028,7 +1028,7 @@ TEST(GeneratorTest, SameMillisecondCountsSequenceThenWaits)
 			ASSERT_EQ(d.unix_ms, l.epoch_ms + now);
 			ASSERT_EQ(d.sequence, seq);
 			ASSERT_EQ(d.shard, g.shard);
-			ASSERT_EQ(s.behind_ms, 0);
+			ASSERT_EQ(s.behind, 0);
 			prev = s.id;
 		}
 
@@ -1038,7 +1038,7 @@ TEST(GeneratorTest, SameMillisecondCountsSequenceThenWaits)
 
 		EXPECT_EQ(w.outcome, Outcome::Wait);
 		EXPECT_EQ(w.wait_until, now + 1);
-		EXPECT_EQ(w.behind_ms, 0);
+		EXPECT_EQ(w.behind, 0);
 		ExpectSameState(g.state, before);
 		/* Asking again changes nothing either. */
 		EXPECT_EQ(g.step(now).outcome, Outcome::Wait);
@@ -1176,7 +1176,7 @@ TEST(GeneratorTest, ClockStepsBackWithinAndBeyondLead)
 				const GeneratorState before = g.state;
 				const Step	s = g.step(now);
 
-				EXPECT_EQ(s.behind_ms, back);
+				EXPECT_EQ(s.behind, back);
 				if (back <= lead)
 				{
 					/* Within the lead: IDs continue after the last one. */
@@ -1260,7 +1260,7 @@ TEST(GeneratorTest, ClockBackWithSequenceUsedUp)
 	const Step	s = g.step(t0 - lead);
 
 	ASSERT_EQ(s.outcome, Outcome::Wait);
-	EXPECT_EQ(s.behind_ms, lead);
+	EXPECT_EQ(s.behind, lead);
 	EXPECT_EQ(s.wait_until, t0 + 1 - lead);
 	ExpectSameState(g.state, before);
 
@@ -1288,7 +1288,7 @@ TEST(GeneratorTest, LeadZeroIsClassicGenerator)
 
 		ASSERT_EQ(s.outcome, Outcome::Wait);
 		EXPECT_EQ(s.wait_until, g.state.last_offset);
-		EXPECT_EQ(s.behind_ms, back);
+		EXPECT_EQ(s.behind, back);
 		ExpectSameState(g.state, before);
 	}
 
@@ -1331,18 +1331,18 @@ TEST(GeneratorTest, BehindMsReportsHowFarTheClockReadBehind)
 	int64_t		id;
 
 	ASSERT_TRUE(IssueOne(g, 1000, &id));
-	EXPECT_EQ(g.step(1001).behind_ms, 0);	/* clock ahead */
+	EXPECT_EQ(g.step(1001).behind, 0);	/* clock ahead */
 	EXPECT_EQ(g.state.last_offset, 1001);
-	EXPECT_EQ(g.step(1001).behind_ms, 0);	/* same ms */
-	EXPECT_EQ(g.step(1000).behind_ms, 1);
-	EXPECT_EQ(g.step(960).behind_ms, 41);
-	EXPECT_EQ(g.step(901).behind_ms, 100);	/* exactly the lead: still issued */
+	EXPECT_EQ(g.step(1001).behind, 0);	/* same ms */
+	EXPECT_EQ(g.step(1000).behind, 1);
+	EXPECT_EQ(g.step(960).behind, 41);
+	EXPECT_EQ(g.step(901).behind, 100);	/* exactly the lead: still issued */
 	EXPECT_EQ(g.state.last_offset, 1001);
 
 	const Step	w = g.step(500);			/* beyond the lead: reported too */
 
 	EXPECT_EQ(w.outcome, Outcome::Wait);
-	EXPECT_EQ(w.behind_ms, 501);
+	EXPECT_EQ(w.behind, 501);
 	EXPECT_EQ(w.wait_until, 901);
 }
 
@@ -1377,7 +1377,7 @@ TEST(GeneratorTest, ExhaustedAtEndOfLayout)
 							Layout{kDefaultEpoch, 0, 1}})
 	{
 		SCOPED_TRACE(testing::Message() << "timestamp_bits=" << l.timestamp_bits());
-		const int64_t end = l.max_offset_ms();
+		const int64_t end = l.max_offset();
 
 		/* The clock past the last representable millisecond. */
 		for (int64_t lead : {0, 10})
@@ -1495,7 +1495,7 @@ RandomWalk(const Layout &l, int64_t lead, uint64_t seed, int steps, WalkStats *s
 			const GeneratorState before = g.state;
 			const Step	s = g.step(now);
 
-			ASSERT_EQ(s.behind_ms, before.last_offset >= now ? before.last_offset - now : 0)
+			ASSERT_EQ(s.behind, before.last_offset >= now ? before.last_offset - now : 0)
 				<< "step " << i;
 			if (s.outcome == Outcome::Issued)
 			{
@@ -1982,35 +1982,35 @@ TEST(GeneratorStepTest, BackwardStepsAreCountedOncePerStep)
 	GeneratorState st = snowflake::kFreshState;
 
 	ASSERT_EQ(snowflake::next_id(st, l, 1, 1000, 1000).outcome, Outcome::Issued);
-	EXPECT_EQ(snowflake::next_id(st, l, 1, 1005, 1000).stepped_back_ms, 0);
+	EXPECT_EQ(snowflake::next_id(st, l, 1, 1005, 1000).stepped_back, 0);
 
 	/* one step back of 300 ms, then the clock runs forward again */
 	Step s = snowflake::next_id(st, l, 1, 705, 1000);
 	EXPECT_EQ(s.outcome, Outcome::Issued);
-	EXPECT_EQ(s.stepped_back_ms, 300);
-	EXPECT_EQ(s.behind_ms, 300);
+	EXPECT_EQ(s.stepped_back, 300);
+	EXPECT_EQ(s.behind, 300);
 	for (int64_t t = 705; t < 720; t++)
-		EXPECT_EQ(snowflake::next_id(st, l, 1, t, 1000).stepped_back_ms, 0);
+		EXPECT_EQ(snowflake::next_id(st, l, 1, t, 1000).stepped_back, 0);
 	EXPECT_EQ(st.clock_steps_back, 1u);
-	EXPECT_EQ(st.largest_step_back_ms, 300);
-	EXPECT_EQ(st.last_step_back_ms, 300);
+	EXPECT_EQ(st.largest_step_back, 300);
+	EXPECT_EQ(st.last_step_back, 300);
 	EXPECT_EQ(st.last_step_back_at, 705);
 
 	/* a second, larger step beyond the lead: seen on the Wait, not again on retries */
 	/* (IDs are still at 1005: a reading of 0 is more than the lead behind) */
 	s = snowflake::next_id(st, l, 1, 0, 1000);
 	EXPECT_EQ(s.outcome, Outcome::Wait);
-	EXPECT_EQ(s.stepped_back_ms, 719);
-	EXPECT_EQ(snowflake::next_id(st, l, 1, 0, 1000).stepped_back_ms, 0);
-	EXPECT_EQ(snowflake::next_id(st, l, 1, 1, 1000).stepped_back_ms, 0);
+	EXPECT_EQ(s.stepped_back, 719);
+	EXPECT_EQ(snowflake::next_id(st, l, 1, 0, 1000).stepped_back, 0);
+	EXPECT_EQ(snowflake::next_id(st, l, 1, 1, 1000).stepped_back, 0);
 	EXPECT_EQ(st.clock_steps_back, 2u);
-	EXPECT_EQ(st.largest_step_back_ms, 719);
+	EXPECT_EQ(st.largest_step_back, 719);
 
 	/* a smaller later step keeps the largest */
 	(void) snowflake::next_id(st, l, 1, 10, 1000);
 	(void) snowflake::next_id(st, l, 1, 0, 1000);
-	EXPECT_EQ(st.largest_step_back_ms, 719);
-	EXPECT_EQ(st.last_step_back_ms, 10);
+	EXPECT_EQ(st.largest_step_back, 719);
+	EXPECT_EQ(st.last_step_back, 10);
 }
 
 TEST(GeneratorStepTest, ResetCountersKeepsTheGenerator)
@@ -2032,7 +2032,7 @@ TEST(GeneratorStepTest, ResetCountersKeepsTheGenerator)
 	EXPECT_EQ(st.issued, 0u);
 	EXPECT_EQ(st.sequence_exhausted, 0u);
 	EXPECT_EQ(st.clock_steps_back, 0u);
-	EXPECT_EQ(st.largest_step_back_ms, 0);
+	EXPECT_EQ(st.largest_step_back, 0);
 	EXPECT_EQ(st.last_offset, last_offset);
 	EXPECT_EQ(st.last_sequence, last_sequence);
 }
@@ -2593,7 +2593,7 @@ TEST(NamedLayoutTest, LookupAndList)
 	char		buf[128];
 
 	snowflake::list_named_layouts(buf, sizeof(buf));
-	EXPECT_STREQ(buf, "twitter, discord, instagram, sonyflake, mastodon");
+	EXPECT_STREQ(buf, "twitter, discord, instagram, sonyflake, sonyflake_v2, mastodon");
 	/* a short buffer is cut, never overrun */
 	EXPECT_EQ(snowflake::list_named_layouts(buf, 8), 7);
 	EXPECT_EQ(strlen(buf), 7u);
@@ -2646,4 +2646,129 @@ TEST(NamedLayoutTest, FieldsRecompose)
 			ASSERT_EQ((d.shard_high << l.shard_low_bits) | d.shard_low, d.shard) << l.name;
 		}
 	}
+}
+
+// ---- 1.2: ID width, time unit, datacenters -------------------------------
+
+using namespace snowflake;
+
+TEST(LayoutWidthUnit, WidthAndUnitShapeTheTimestamp)
+{
+	// the JavaScript preset: 53 bits, 10 ms, 6 shard bits, 8 sequence bits
+	Layout		js = {kDefaultEpochMs, 6, 8};
+
+	js.id_bits = 53;
+	js.unit_ms = 10;
+	EXPECT_EQ(js.timestamp_bits(), 39);
+	EXPECT_EQ(js.max_id(), (INT64_C(1) << 53) - 1);
+	EXPECT_EQ(check_layout(js, kDefaultEpochMs + 1000), LayoutProblem::None);
+	// the largest ID is a safe JavaScript integer
+	EXPECT_LE(encode(js, js.max_offset(), js.max_shard_id(), js.max_sequence()),
+			  (INT64_C(1) << 53) - 1);
+	// 2^39 units of 10 ms: about 174 years
+	EXPECT_GT(js.last_unix_ms() - js.epoch_ms, INT64_C(174) * 365 * 86400000);
+
+	// units: a millisecond maps to the unit that holds it, and back to its start
+	EXPECT_EQ(js.offset_of(kDefaultEpochMs + 25), 2);
+	EXPECT_EQ(js.unix_ms_of(2), kDefaultEpochMs + 20);
+	EXPECT_EQ(js.unix_ms_end_of(2), kDefaultEpochMs + 29);
+	EXPECT_EQ(js.offset_of(kDefaultEpochMs - 1), -1);	// floor, before the epoch
+	EXPECT_EQ(js.offset_of(kDefaultEpochMs - 10), -1);
+	EXPECT_EQ(js.offset_of(kDefaultEpochMs - 11), -2);
+	EXPECT_EQ(js.units(1000), 100);
+	// decoding returns the exact start of the unit
+	int64_t		id = encode(js, 12345, 7, 3);
+	Decoded		d = decode(js, id);
+	EXPECT_EQ(d.unix_ms, kDefaultEpochMs + 123450);
+	EXPECT_EQ(d.shard, 7);
+	EXPECT_EQ(d.sequence, 3);
+}
+
+TEST(LayoutWidthUnit, RefusesWhatLeavesNoRoom)
+{
+	Layout		l = {kDefaultEpochMs, 10, 12};
+
+	l.id_bits = 39;
+	EXPECT_EQ(check_layout(l, kDefaultEpochMs + 1), LayoutProblem::IdBitsOutOfRange);
+	l.id_bits = 53;		// 53 - 22 = 31 bits of 1 ms: 24.9 days
+	EXPECT_EQ(check_layout(l, kDefaultEpochMs + 1), LayoutProblem::TimestampTooNarrow);
+	l.unit_ms = 1000;	// 31 bits of seconds: 68 years
+	EXPECT_EQ(check_layout(l, kDefaultEpochMs + 1), LayoutProblem::None);
+	l.unit_ms = 3;		// does not divide a second
+	EXPECT_EQ(check_layout(l, kDefaultEpochMs + 1), LayoutProblem::UnitInvalid);
+	l.unit_ms = 1;
+	l.id_bits = 63;
+	l.datacenter_bits = 11;	// more than the shard field
+	EXPECT_EQ(check_layout(l, kDefaultEpochMs + 1), LayoutProblem::DatacenterBitsOutOfRange);
+	EXPECT_EQ(min_timestamp_bits(1), 38);
+	EXPECT_EQ(min_timestamp_bits(10), 35);
+	EXPECT_EQ(min_timestamp_bits(1000), 29);	// 2^28 s is 8.5 years: one short
+}
+
+TEST(LayoutWidthUnit, DatacenterAndWorker)
+{
+	Layout		l = {kDefaultEpochMs, 10, 12};
+
+	l.datacenter_bits = 5;
+	EXPECT_EQ(l.worker_bits(), 5);
+	EXPECT_EQ(l.max_datacenter_id(), 31);
+	EXPECT_EQ(l.max_worker_id(), 31);
+	NamedLayout own = own_named_layout(l);
+	NamedDecoded nd;
+	// datacenter 3, worker 17 (shard 3 << 5 | 17)
+	ASSERT_TRUE(decode_named(own, encode(l, 1000, (3 << 5) | 17, 9), &nd));
+	EXPECT_EQ(nd.shard, (3 << 5) | 17);
+	EXPECT_EQ(nd.shard_high, 3);
+	EXPECT_EQ(nd.shard_low, 17);
+	EXPECT_EQ(nd.sequence, 9);
+	EXPECT_EQ(nd.unix_ms, kDefaultEpochMs + 1000);
+}
+
+TEST(LayoutWidthUnit, RecordKeepsTheDefaultFormat)
+{
+	char		buf[512];
+	Layout		def = {kDefaultEpochMs, 10, 12};
+	Layout		back = {0, 0, 0};
+	int			n = format_layout_record(def, buf, sizeof(buf));
+
+	ASSERT_GT(n, 0);
+	// a default layout's record carries none of 1.2's keys (1.1 reads it)
+	EXPECT_EQ(std::string(buf).find("id_bits"), std::string::npos);
+	EXPECT_EQ(std::string(buf).find("unit_ms"), std::string::npos);
+	ASSERT_TRUE(parse_layout_record(buf, (size_t) n, &back));
+	EXPECT_TRUE(back == def);
+
+	Layout		js = def;
+
+	js.id_bits = 53;
+	js.unit_ms = 10;
+	js.datacenter_bits = 4;
+	n = format_layout_record(js, buf, sizeof(buf));
+	ASSERT_GT(n, 0);
+	ASSERT_TRUE(parse_layout_record(buf, (size_t) n, &back));
+	EXPECT_TRUE(back == js);
+	EXPECT_FALSE(back == def);
+	char		why[256];
+
+	describe_layout_change(def, js, why, sizeof(why));
+	EXPECT_NE(std::string(why).find("snowflake.id_bits was 63 and is now 53"), std::string::npos);
+	EXPECT_NE(std::string(why).find("snowflake.time_unit was 1 ms and is now 10 ms"),
+			  std::string::npos);
+}
+
+TEST(NamedLayoutTest, SonyflakeV2)
+{
+	const NamedLayout *v2 = find_named_layout("sonyflake_v2", 12);
+	NamedDecoded d;
+
+	ASSERT_NE(v2, nullptr);
+	// composed as Sonyflake v2 does: 2025-06-01 12:00:00 UTC, sequence 5, machine 42;
+	// elapsed units of 10 ms since 2025-01-01 00:00:00 UTC
+	int64_t		elapsed = (INT64_C(1748779200000) - INT64_C(1735689600000)) / 10;
+	int64_t		id = (elapsed << (8 + 16)) | (INT64_C(5) << 16) | 42;
+
+	ASSERT_TRUE(decode_named(*v2, id, &d));
+	EXPECT_EQ(d.unix_ms, INT64_C(1748779200000));
+	EXPECT_EQ(d.sequence, 5);
+	EXPECT_EQ(d.shard, 42);
 }

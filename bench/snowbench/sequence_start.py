@@ -1,33 +1,34 @@
-#!/usr/bin/env python3
-"""Benchmark of snowflake.sequence_start: 'zero' against 'random'.
+"""snowflake.sequence_start: 'zero' against 'random' (run it through bench/sequence_start.sh).
 
-Run through bench/sequence_start.sh (it makes the scratch folder and cleans up).
-Two scratch servers of the installed extension:
+What it measures, on two scratch servers of its own configuration (CONF):
 
-- "wide" (snowflake.shard_bits = 3, sequence_bits = 22, as bench.py's part 1, so the
-  per-shard ceiling never binds): per-call cost of snowflake_nextval() under each
-  setting, SELECT count(f) FROM (SELECT snowflake_nextval() AS f FROM
-  generate_series(1, N)) timed by EXPLAIN ANALYZE, minus the same query without the
-  generator, divided by N; settings alternate round by round, median reported.
-- "default" (the default layout, 12 sequence bits): low traffic, one ID every ~2 ms
-  from one session (pg_sleep between calls), under each setting; the distribution
-  of id % 4096 (distinct residues, multiples of 4096) and of id % n for small n
-  (smallest and largest bucket against the uniform share).
+- "wide" (snowflake.shard_bits = 3, sequence_bits = 22, as the per-call part of
+  the standard run, so the per-shard ceiling never binds): per-call cost of
+  snowflake_nextval() under each setting, SELECT count(f) FROM (SELECT
+  snowflake_nextval() AS f FROM generate_series(1, N)) timed by EXPLAIN ANALYZE,
+  minus the same query without the generator, divided by N; settings alternate
+  round by round, median reported.
+- "default" (the default layout, 12 sequence bits): low traffic, one ID every
+  ~2 ms from one session (pg_sleep between calls), under each setting; the
+  distribution of id % 4096 (distinct residues, multiples of 4096) and of id % n
+  for small n (smallest and largest bucket against the uniform share).
 
-Writes bench/results/sequence_start.md (and .csv); asserts nothing.
+Writes sequence_start.md (and .csv); asserts nothing.
+
+What it may call: servers (Server).
+
+    python3 -m snowbench.sequence_start --work DIR --results DIR [--quick]
 """
 import argparse
 import math
 import os
-import pwd
 import re
 import statistics
-import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import PG_BIN, as_postgres, free_port  # noqa: E402  (the same scratch servers)
+from .servers import Server
+
 CONF = """
 listen_addresses = ''
 port = {port}
@@ -45,49 +46,19 @@ def log(msg):
     print(f"[sequence_start] {msg}", file=sys.stderr, flush=True)
 
 
-class Server:
-    def __init__(self, work, name, extra=""):
-        self.dir = os.path.join(work, name)
-        self.data = os.path.join(self.dir, "data")
-        self.port = free_port()
-        self.running = False
-        os.makedirs(self.dir)
-        if os.geteuid() == 0:
-            pw = pwd.getpwnam("postgres")
-            os.chown(self.dir, pw.pw_uid, pw.pw_gid)
-        subprocess.run(as_postgres([f"{PG_BIN}/initdb", "-D", self.data, "-A", "trust", "-U", "postgres"]),
-                       check=True, stdout=subprocess.DEVNULL)
-        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
-            f.write(CONF.format(port=self.port, sockdir=self.dir) + extra)
+def set_start(srv, value):
+    """Reloads snowflake.sequence_start; returns once new sessions see it."""
+    srv.psql(f"ALTER SYSTEM SET snowflake.sequence_start = '{value}'; SELECT pg_reload_conf();")
+    for _ in range(100):
+        if srv.psql("SHOW snowflake.sequence_start").strip() == value:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"snowflake.sequence_start did not become {value}")
 
-    def start(self):
-        subprocess.run(as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.data, "-l",
-                                    os.path.join(self.dir, "server.log"), "-w", "start"]),
-                       check=True, stdout=subprocess.DEVNULL)
-        self.running = True
 
-    def stop(self):
-        if self.running:
-            subprocess.run(as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.data, "-m", "fast", "stop"]),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            self.running = False
-
-    def psql(self, sql):
-        out = subprocess.run([f"{PG_BIN}/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
-                              "-h", self.dir, "-p", str(self.port), "-U", "postgres", "-d", "postgres"],
-                             input=sql, capture_output=True, text=True)
-        if out.returncode != 0:
-            raise RuntimeError(out.stderr.strip())
-        return out.stdout
-
-    def set_start(self, value):
-        """Reloads snowflake.sequence_start; returns once new sessions see it."""
-        self.psql(f"ALTER SYSTEM SET snowflake.sequence_start = '{value}'; SELECT pg_reload_conf();")
-        for _ in range(100):
-            if self.psql("SHOW snowflake.sequence_start").strip() == value:
-                return
-            time.sleep(0.05)
-        raise RuntimeError(f"snowflake.sequence_start did not become {value}")
+def server(work, name, extra=""):
+    """A scratch server with this benchmark's own configuration (CONF)."""
+    return Server(work, name, extra, conf=CONF, header="")
 
 
 def percall(srv, n, rounds):
@@ -98,11 +69,11 @@ def percall(srv, n, rounds):
     sql = "".join(f"EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) {q.format(g=g, n=n)};\n"
                   for g in ("g", "snowflake_nextval()") * 3)
     out = {"zero": [], "random": []}
-    srv.set_start("random")
+    set_start(srv, "random")
     srv.psql(sql)                                   # warm-up
     for r in range(rounds):
         for setting in (("zero", "random") if r % 2 == 0 else ("random", "zero")):
-            srv.set_start(setting)
+            set_start(srv, setting)
             t = [float(m) for m in re.findall(r"Execution Time: ([0-9.]+) ms", srv.psql(sql))]
             base, gen = min(t[0::2]), min(t[1::2])
             out[setting].append((gen - base) * 1e6 / n)
@@ -128,7 +99,7 @@ SELECT id FROM ids ORDER BY k;
 
 
 def low_traffic(srv, setting, n):
-    srv.set_start(setting)
+    set_start(srv, setting)
     ids = [int(x) for x in srv.psql(LOW_TRAFFIC.format(n=n)).split()]
     assert all(b > a for a, b in zip(ids, ids[1:])), "IDs not strictly increasing"
     res = [i % 4096 for i in ids]
@@ -155,8 +126,8 @@ def main():
     n, rounds, low_n = (500_000, 3, 1000) if a.quick else (2_000_000, 7, 3000)
     servers = []
     try:
-        wide = Server(a.work, "wide", WIDE)
-        default = Server(a.work, "default")
+        wide = server(a.work, "wide", WIDE)
+        default = server(a.work, "default")
         servers = [wide, default]
         for s in servers:
             s.start()

@@ -1,29 +1,31 @@
-#!/usr/bin/env python3
-"""Contention benchmark of the snowflake extension's two generators (run it
-through `bash bench/run.sh --contention`).
+"""Contention: the two generators (atomic and lwlock) under 1, 2, 4 and 8 backends
+(`bash bench/run.sh --contention`).
 
-1, 2, 4 and 8 backends call a generator in tight loops, all on one shard (one
-sequence) or each on its own, for snowflake.generator = 'atomic' and 'lwlock'
-and for nextval() with cache 1; the same query without a generator is the
-baseline.  Each run is `pgbench -n -c N -j N -T t` of a one-query script
-(`SELECT count(f) FROM (SELECT <gen> AS f FROM (SELECT generate_series(1, n) AS g) x) s`), in
-interleaved rounds (every configuration once per round, the order rotating),
-and every figure is a median over rounds.  Then the throughput of one backend
-against the default layout's ceiling (bench.py's part 2) on the atomic
-generator.  Writes bench/results/contention.{md,csv,png}.  Nothing is asserted.
+What it measures: backends call a generator in tight loops, all on one shard
+(one sequence) or each on its own, for snowflake.generator = 'atomic' and
+'lwlock' and for nextval() with cache 1; the same query without a generator is
+the baseline and clock_timestamp() a floor.  Each run is `pgbench -n -c N -j N
+-T t` of a one-query script (`SELECT count(f) FROM (SELECT <gen> AS f FROM
+(SELECT generate_series(1, n) AS g) x) s`) that also stores the backend's own
+CPU time for the query (/proc/self/schedstat); interleaved rounds (every
+configuration once per round, the order rotating), medians.  Then the
+throughput module on the atomic generator, default layout.  Writes
+contention.{md,csv,png}.  Nothing is asserted.
+
+What it may call: servers, report, throughput.
+
+    python3 -m snowbench.contention --work DIR --results DIR [--quick] [--replot]
 """
 import argparse
-import datetime
+import csv
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench  # noqa: E402  (Server, pgbench parsing, part 2, machine info)
-from bench import log, median, rotated, fmt  # noqa: E402
+from . import throughput
+from .report import Results, fmt, have_gnuplot, machine_info, run_gnuplot, utc_now, verdict, write_csv
+from .servers import Server, log, median, pgbench_tps, rotated
 
 MODES = {
     "full": dict(rounds=5, t=2, n=200_000, tput_ids=28_000_000, tput_rounds=3),
@@ -41,6 +43,8 @@ snowflake.shard_ids = '0-7'
 snowflake.generator = '{generator}'
 max_connections = 40
 """
+# the default-layout server: the sampler of the throughput part
+DEFAULT_SETUP = "CREATE EXTENSION IF NOT EXISTS snowflake;\n" + throughput.SETUP_SQL
 SETUP = ("CREATE EXTENSION IF NOT EXISTS snowflake;\n"
          "CREATE UNLOGGED TABLE bench_cpu (ns bigint);\n" +
          "".join(f"CREATE SEQUENCE bench_c1_{i} CACHE 1;\n" for i in range(8)))
@@ -78,9 +82,9 @@ def run(args):
     cfg = MODES["quick" if args.quick else "full"]
     ncpu = os.cpu_count() or 1
     started = time.time()
-    servers = {g: bench.Server(args.work, g, CONF.format(generator=g)) for g in ("atomic", "lwlock")}
-    default = bench.Server(args.work, "default", "snowflake.generator = 'atomic'\n")
-    res = bench.Results()
+    servers = {g: Server(args.work, g, CONF.format(generator=g)) for g in ("atomic", "lwlock")}
+    default = Server(args.work, "default", "snowflake.generator = 'atomic'\n")
+    res = Results()
     d = os.path.join(args.work, "scripts")
     os.makedirs(d, exist_ok=True)
     try:
@@ -88,9 +92,9 @@ def run(args):
             s.start()
         for s in servers.values():
             s.psql(SETUP)
-        default.psql(bench.SETUP_SQL)
-        info = bench.machine_info(default)
-        info["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        default.psql(DEFAULT_SETUP)
+        info = machine_info(default)
+        info["date"] = utc_now()
         for s in servers.values():
             log(f"{s.name}: snowflake.generator = {s.value('SHOW snowflake.generator')}")
 
@@ -111,7 +115,7 @@ def run(args):
                 s = servers[srv]
                 s.psql("TRUNCATE bench_cpu;")
                 out = s.pgbench(["-c", str(n), "-j", str(n), "-T", str(cfg["t"]), "-f", paths[expr]], d)
-                v = bench.pgbench_tps(out)
+                v = pgbench_tps(out)
                 queries, ns = s.value("SELECT count(*) || ' ' || coalesce(sum(ns), 0) FROM bench_cpu").split()
                 per_row = int(ns) / (int(queries) * cfg["n"]) if int(queries) else None
                 tps[(label, place, n)].append(v)
@@ -140,7 +144,7 @@ def run(args):
 
         # the layout's ceiling, one backend, atomic generator, default layout
         try:
-            bench.part_throughput(default, dict(tput_ids=cfg["tput_ids"], rounds=cfg["tput_rounds"]), res)
+            throughput.run(default, dict(tput_ids=cfg["tput_ids"], rounds=cfg["tput_rounds"]), res)
         except Exception as e:          # report it and go on
             res.errors["throughput"] = str(e)[-400:]
             log(f"throughput failed: {e}")
@@ -149,7 +153,7 @@ def run(args):
             s.stop()
     elapsed = time.time() - started
     os.makedirs(args.results, exist_ok=True)
-    bench.write_csv(os.path.join(args.results, "contention.csv"), res)
+    write_csv(os.path.join(args.results, "contention.csv"), res)
     write_plot(os.path.join(args.results, "contention.png"), res, args.work)
     text = write_markdown(os.path.join(args.results, "contention.md"), res, info, cfg, elapsed)
     print()
@@ -202,7 +206,7 @@ def write_markdown(path, res, info, cfg, elapsed):
         add("## Targets\n")
         add("| target | measured | |\n|---|---|---|")
         for t, m, ok in targets(p):
-            add(f"| {t} | {m} | {bench.verdict(ok)} |")
+            add(f"| {t} | {m} | {verdict(ok)} |")
         add("")
         add(f"`pgbench -n -c N -j N -T {c['t']}` of `SELECT count(f) FROM (SELECT <gen> AS f FROM "
             f"(SELECT generate_series(1, {c['n']:,}) AS g) x) s`, {cfg['rounds']} interleaved rounds, medians. "
@@ -250,7 +254,7 @@ def write_markdown(path, res, info, cfg, elapsed):
         tp = p["throughput"]
         add("## The layout's ceiling, atomic generator\n")
         add(f"Default layout ({tp['ceiling']:,} IDs/s per shard), one backend, {tp['n']:,} IDs a run "
-            "(bench.py's part 2): the steady rate once the 1 s lead is used up.\n")
+            "(the standard run's part 2): the steady rate once the 1 s lead is used up.\n")
         add("| method | steady IDs/s | of ceiling | unthrottled IDs/s |\n|---|---:|---:|---:|")
         for label, steady, ramp, overall, net, window, lead_used in tp["rows"]:
             add(f"| `{label}` | {fmt(steady)} | {fmt(steady and steady / tp['ceiling'], '.1%')} | {fmt(ramp)} |")
@@ -268,7 +272,7 @@ def write_markdown(path, res, info, cfg, elapsed):
 
 
 def write_plot(path, res, work):
-    if not shutil.which("gnuplot") or "contention" not in res.parts:
+    if not have_gnuplot() or "contention" not in res.parts:
         log("no plot (gnuplot missing or no data)")
         return
     c = res.parts["contention"]
@@ -311,17 +315,11 @@ set yrange [*:*]
 plot {plot(3)}
 unset multiplot
 """
-    sp = os.path.join(d, "contention.gp")
-    with open(sp, "w") as f:
-        f.write(script)
-    out = subprocess.run(["gnuplot", sp], capture_output=True, text=True)
-    if out.returncode != 0:
-        log(f"gnuplot failed: {out.stderr.strip()[-300:]}")
+    run_gnuplot(work, "contention.gp", script)
 
 
 def replot(args):
     """Redraws the plot from the CSV of the last run (same computation as run())."""
-    import csv
     raw = {}
     with open(os.path.join(args.results, "contention.csv")) as f:
         for row in csv.DictReader(f):
@@ -339,7 +337,7 @@ def replot(args):
         cost = [raw[(key, n, r, "cpu_ns_per_row")] - raw[(base, n, r, "cpu_ns_per_row")]
                 for r in range(1, rounds + 1)]
         rows.append((label, place, n, median(ids), median(cost), None))
-    res = bench.Results()
+    res = Results()
     res.parts["contention"] = dict(rows=rows, ncpu=os.cpu_count() or 1)
     write_plot(os.path.join(args.results, "contention.png"), res, args.work)
 
