@@ -66,7 +66,8 @@ sql() { as_pg psql -X -q -A -t -h "$WORK" -p "$(port_of "$1")" -d "${3:-postgres
 LAYOUT="shared_preload_libraries = 'snowflake'
 snowflake.shard_bits = 3        # wide sequence field: the per-ms ceiling never binds
 snowflake.sequence_bits = 22"
-make_server registry "$(port_of registry)" ""
+# over TCP on loopback, as a registry on another host would be reached
+make_server registry "$(port_of registry)" "listen_addresses = '127.0.0.1'"
 sql registry "CREATE DATABASE registry"
 make_server off "$(port_of off)" "$LAYOUT
 snowflake.shard_id = 1"
@@ -74,7 +75,7 @@ make_server etcd "$(port_of etcd)" "$LAYOUT
 snowflake.registry = 'http://127.0.0.1:$EPORT'
 snowflake.registry_lease = '${LEASE}s'"
 make_server pg "$(port_of pg)" "$LAYOUT
-snowflake.registry = 'host=$WORK port=$(port_of registry) dbname=registry'
+snowflake.registry = 'host=127.0.0.1 port=$(port_of registry) dbname=registry'
 snowflake.registry_lease = '${LEASE}s'"
 for s in off etcd pg; do sql "$s" "CREATE EXTENSION snowflake"; done
 for s in etcd pg; do
@@ -85,37 +86,26 @@ for s in etcd pg; do
   [ "$(sql "$s" 'SELECT generating FROM snowflake_registry')" = t ] || { echo "$s: no shard claimed" >&2; exit 1; }
 done
 
-# ms of CPU time the backend spends on CALLS calls of $2 in one query on
-# server $1 (/proc/self/schedstat: time on the CPU, so that other load on a
-# shared machine does not count)
-time_once() {
-  sql "$1" "DO \$\$ DECLARE c0 bigint; c1 bigint; n bigint; BEGIN
-    c0 := split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint;
-    SELECT count(f) INTO n FROM (SELECT $2 AS f FROM generate_series(1, $CALLS)) s;
-    c1 := split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint;
-    RAISE NOTICE '%', (c1 - c0) / 1e6; END \$\$" 2>&1 | grep -oE '[0-9.]+$'
-}
-# ns per call on server $1, net of the same query without the generator run just before
+# ns of CPU time per call of snowflake_nextval() on server $1, net of the
+# same query without it: 10 chunks of CALLS/10 calls of each, alternating in
+# one backend, CPU time from /proc/self/schedstat (time on the CPU, so that
+# other load on a shared machine counts as little as it can)
 net_ns() {
-  local e g
-  e=$(time_once "$1" "1::bigint"); g=$(time_once "$1" "snowflake_nextval()")
-  awk -v g="$g" -v e="$e" -v n="$CALLS" 'BEGIN {printf "%.1f", (g - e) * 1e6 / n}'
+  local chunk=$((CALLS / 10))
+  sql "$1" "DO \$\$ DECLARE c0 bigint; b bigint := 0; g bigint := 0; n bigint; BEGIN
+    FOR i IN 1..10 LOOP
+      c0 := split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint;
+      SELECT count(f) INTO n FROM (SELECT 1::bigint AS f FROM generate_series(1, $chunk)) s;
+      b := b + split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint - c0;
+      c0 := split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint;
+      SELECT count(f) INTO n FROM (SELECT snowflake_nextval() AS f FROM generate_series(1, $chunk)) s;
+      g := g + split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint - c0;
+    END LOOP;
+    RAISE NOTICE '%', round((g - b)::numeric / (10 * $chunk), 1); END \$\$" 2>&1 | grep -oE '[-0-9.]+$'
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-
-echo "per-call cost: $ROUNDS interleaved rounds of $CALLS calls ..."
-for s in off etcd pg; do time_once "$s" "snowflake_nextval()" >/dev/null; done   # warm-up
-: >"$WORK/rounds"
-for r in $(seq "$ROUNDS"); do
-  o=$(net_ns off); e=$(net_ns etcd); p=$(net_ns pg)
-  echo "$o $e $p" >>"$WORK/rounds"
-  echo "  round $r: off $o ns, etcd $e ns, postgresql $p ns"
-done
-off=$(awk '{print $1}' "$WORK/rounds" | median)
-on_etcd=$(awk '{print $2}' "$WORK/rounds" | median)
-on_pg=$(awk '{print $3}' "$WORK/rounds" | median)
-ratio_etcd=$(awk '{print $2 / $1}' "$WORK/rounds" | median)
-ratio_pg=$(awk '{print $3 / $1}' "$WORK/rounds" | median)
+# first quartile - third quartile
+quartiles() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+3)/4)] " - " a[int((3*NR+1)/4)]}'; }
 
 counters() { sql "$1" "SELECT requests || ' ' || bytes_sent || ' ' || bytes_received FROM snowflake_registry"; }
 rate() {       # requests/s | bytes/s sent | bytes/s received between two counter readings
@@ -139,6 +129,21 @@ sleep "$WINDOW"
 b_etcd=$(counters etcd); b_pg=$(counters pg)
 busy_etcd=$(rate "$a_etcd" "$b_etcd"); busy_pg=$(rate "$a_pg" "$b_pg")
 wait "${loads[@]}" || true
+
+echo "per-call cost: $ROUNDS interleaved rounds of $CALLS calls ..."
+for s in off etcd pg; do net_ns "$s" >/dev/null; done   # warm-up
+: >"$WORK/rounds"
+for r in $(seq "$ROUNDS"); do
+  o=$(net_ns off); e=$(net_ns etcd); p=$(net_ns pg)
+  echo "$o $e $p" >>"$WORK/rounds"
+  echo "  round $r: off $o ns, etcd $e ns, postgresql $p ns"
+done
+load_avg=$(cut -d' ' -f1-3 /proc/loadavg)
+off=$(awk '{print $1}' "$WORK/rounds" | median)
+on_etcd=$(awk '{print $2}' "$WORK/rounds" | median)
+on_pg=$(awk '{print $3}' "$WORK/rounds" | median)
+ratio_etcd=$(awk '{print $2 / $1}' "$WORK/rounds" | median)
+ratio_pg=$(awk '{print $3 / $1}' "$WORK/rounds" | median)
 
 echo "registry table size: $SERVERS servers x $RESTARTS restarts ..."
 rows=$((SERVERS * RESTARTS))
@@ -187,16 +192,18 @@ registry (another server on the same machine, by its Unix socket), lease ${LEASE
 
 ## Per-call cost of snowflake_nextval()
 
-$ROUNDS rounds of $CALLS calls in one query on each server in turn, each net of the same
-query without a generator run just before it; CPU time of the backend
-(/proc/self/schedstat), not wall time. Medians, and the median of each round's ratio to
-the server without a registry:
+$ROUNDS rounds; in each, on each server in turn, $CALLS calls of snowflake_nextval() and as
+many of the same query without it, alternating in 10 chunks in one backend; CPU time of the
+backend (/proc/self/schedstat), not wall time. Medians (and quartiles) of the net ns per
+call, and the median of each round's ratio to the server without a registry:
 
-| registry | per call | ratio to off |
-|---|---|---|
-| off | $off ns | 1 |
-| etcd | $on_etcd ns | $(printf '%.3f' "$ratio_etcd") |
-| PostgreSQL | $on_pg ns | $(printf '%.3f' "$ratio_pg") |
+| registry | per call | quartiles | ratio to off |
+|---|---|---|---|
+| off | $off ns | $(awk '{print $1}' "$WORK/rounds" | quartiles) | 1 |
+| etcd | $on_etcd ns | $(awk '{print $2}' "$WORK/rounds" | quartiles) | $(printf '%.3f' "$ratio_etcd") |
+| PostgreSQL | $on_pg ns | $(awk '{print $3}' "$WORK/rounds" | quartiles) | $(printf '%.3f' "$ratio_pg") |
+
+The load average during the rounds: $load_avg.
 
 Rounds (off, etcd, PostgreSQL, ns):
 $(sed 's/^/    /' "$WORK/rounds")
@@ -204,9 +211,9 @@ $(sed 's/^/    /' "$WORK/rounds")
 ## Traffic of one server
 
 Counted by the registry worker (\`snowflake_registry\`: requests, bytes sent and received;
-etcd: HTTP/1.1 on a kept-alive connection, headers included; PostgreSQL: the protocol's
-bytes on the socket, by TCP_INFO over TCP, by message sizes over a Unix socket), over
-$WINDOW s:
+etcd: HTTP/1.1 on a kept-alive connection, headers included; PostgreSQL: the bytes of the
+TCP connection, by TCP_INFO), over $WINDOW s, idle first (no ID issued since the claim),
+then with pgbench calling snowflake_nextval() 1,000 times a second on each:
 
 | backend | state | requests/s | bytes/s sent | bytes/s received |
 |---|---|---|---|---|

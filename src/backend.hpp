@@ -12,9 +12,10 @@
  * why.  Backends: backend_etcd.cpp (etcd's v3 API) and backend_pg.cpp (a
  * table in a PostgreSQL database, over libpq).
  *
- * A shard is named by the ID space (snowflake.registry_prefix), the
- * datacenter given to open() and its worker number; with no datacenter bits,
- * datacenter 0 and the worker is the shard.
+ * A shard is named by the ID space (snowflake.registry_prefix), its
+ * datacenter and its worker number (shard = datacenter << worker_bits |
+ * worker); with no datacenter bits, datacenter 0 and the worker is the
+ * shard.  list_held lists the datacenter given to open().
  *
  *-------------------------------------------------------------------------
  */
@@ -47,6 +48,7 @@ typedef struct SfBackendConfig
 {
 	const char *target;			/* snowflake.registry */
 	const char *prefix;			/* snowflake.registry_prefix: the ID space */
+	bool		datacenters;	/* snowflake.datacenter_bits > 0 */
 	int64_t		datacenter;		/* this server's datacenter (0 without) */
 	int			worker_bits;	/* shard = datacenter << worker_bits | worker */
 	long		timeout_ms;		/* of each request */

@@ -1067,7 +1067,8 @@ snowflake_registry_worker_main(Datum)
 		memset(&config, 0, sizeof(config));
 		config.target = sf_registry;
 		config.prefix = sf_registry_prefix;
-		config.datacenter = 0;
+		config.datacenters = sf_layout.datacenter_bits > 0;
+		config.datacenter = Max(sf_datacenter_id, 0);
 		config.worker_bits = sf_registry_worker_bits();
 		config.timeout_ms = timeout_ms;
 		config.schema_script = script;

@@ -153,12 +153,17 @@ sf_check_pool(char **newval, void **extra, GucSource source)
 	SfPool	   *pool;
 	snowflake::RangeProblem problem;
 
-	/* the built-in default '0-1023' means the whole shard field, whatever its width */
+	/*
+	 * The built-in default '0-1023' means the whole shard field, whatever its
+	 * width; with datacenters, this server's datacenter's part of it.
+	 */
 	if (source == PGC_S_DEFAULT && strcmp(text, "0-1023") == 0)
 	{
-		static char whole[32];
+		static char whole[64];
+		int64		lo, hi;
 
-		snprintf(whole, sizeof(whole), "0-" INT64_FORMAT, max);
+		sf_datacenter_shards(&lo, &hi);
+		snprintf(whole, sizeof(whole), INT64_FORMAT "-" INT64_FORMAT, lo, hi);
 		text = whole;
 	}
 	problem = snowflake::parse_shard_ranges(text, max, NULL, 0, &count);
@@ -195,6 +200,42 @@ static void
 sf_assign_pool(const char *, void *extra)
 {
 	sf_pool = (SfPool *) extra;
+}
+
+/*
+ * With datacenters a server claims a worker of its own datacenter: it must
+ * have one, and an explicit pool must lie in it.  Stops the server otherwise
+ * (at start, like every other disagreement of the layout settings).
+ */
+static void
+sf_check_datacenter_pool(void)
+{
+	int64		lo, hi;
+
+	if (sf_layout.datacenter_bits == 0)
+		return;
+	if (sf_datacenter_id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake.registry with snowflake.datacenter_bits %d needs "
+						"snowflake.datacenter_id", sf_layout.datacenter_bits),
+				 errdetail("With datacenters, a server claims a worker within its own "
+						   "datacenter's part of the shard field."),
+				 errhint("Set snowflake.datacenter_id to this server's datacenter, 0 to "
+						 INT64_FORMAT ".", sf_layout.max_datacenter_id())));
+	sf_datacenter_shards(&lo, &hi);
+	for (int i = 0; sf_pool != NULL && i < sf_pool->count; i++)
+		if (sf_pool->ranges[i].lo < lo || sf_pool->ranges[i].hi > hi)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake.registry_shards \"%s\" reaches outside datacenter %d",
+							sf_registry_shards, sf_datacenter_id),
+					 errdetail("With snowflake.datacenter_bits %d, datacenter %d has shards "
+							   INT64_FORMAT " to " INT64_FORMAT " (workers 0 to " INT64_FORMAT ").",
+							   sf_layout.datacenter_bits, sf_datacenter_id, lo, hi,
+							   sf_layout.max_worker_id()),
+					 errhint("List only shards of this server's datacenter, or leave "
+							 "snowflake.registry_shards unset to claim from all of them.")));
 }
 
 void
@@ -280,6 +321,8 @@ sf_registry_define_settings(void)
 					   raw_skew && parse_int(raw_skew, &parsed, GUC_UNIT_MS, NULL) &&
 					   parsed == sf_registry_max_skew);
 	sf_registry_enabled = sf_registry[0] != '\0';
+	if (sf_registry_enabled)
+		sf_check_datacenter_pool();
 	if (sf_registry_enabled && sf_pg_target_is(sf_registry))
 	{
 		char		err[256];
@@ -335,11 +378,11 @@ sf_registry_noun(void)
 	return sf_backend == &sf_pg_backend ? "the PostgreSQL registry" : "etcd";
 }
 
-/* The width of the worker field of a shard: the whole shard field without datacenters. */
+/* The width of the worker field of a shard (the whole shard field without datacenters). */
 int
 sf_registry_worker_bits(void)
 {
-	return sf_layout.shard_bits;
+	return sf_layout.worker_bits();
 }
 
 /*---- shared memory ----*/
