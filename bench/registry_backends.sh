@@ -117,10 +117,11 @@ sleep "$WINDOW"
 b_etcd=$(counters etcd); b_pg=$(counters pg)
 idle_etcd=$(rate "$a_etcd" "$b_etcd"); idle_pg=$(rate "$a_pg" "$b_pg")
 echo "traffic, issuing 1,000 IDs/s ($WINDOW s) ..."
+echo 'SELECT snowflake_nextval();' >"$WORK/nextval.sql"
 loads=()
 for s in etcd pg; do
   as_pg pgbench -n -h "$WORK" -p "$(port_of "$s")" -c 1 -T "$((WINDOW + 5))" -R 1000 \
-    -f <(echo 'SELECT snowflake_nextval();') postgres >/dev/null 2>&1 &
+    -f "$WORK/nextval.sql" postgres >"$WORK/pgbench-$s.log" 2>&1 &
   loads+=($!)
 done
 sleep 3
@@ -129,6 +130,8 @@ sleep "$WINDOW"
 b_etcd=$(counters etcd); b_pg=$(counters pg)
 busy_etcd=$(rate "$a_etcd" "$b_etcd"); busy_pg=$(rate "$a_pg" "$b_pg")
 wait "${loads[@]}" || true
+issued_etcd=$(grep -oE 'number of transactions actually processed: [0-9]+' "$WORK/pgbench-etcd.log" | grep -oE '[0-9]+$' || echo 0)
+issued_pg=$(grep -oE 'number of transactions actually processed: [0-9]+' "$WORK/pgbench-pg.log" | grep -oE '[0-9]+$' || echo 0)
 
 echo "per-call cost: $ROUNDS interleaved rounds of $CALLS calls ..."
 for s in off etcd pg; do net_ns "$s" >/dev/null; done   # warm-up
@@ -187,8 +190,8 @@ cat >"$BENCH/results/registry_backends.md" <<EOF
 # The registry's backends: per-call cost, traffic, table size
 
 $(date -u +%Y-%m-%d), PostgreSQL $(pg_config --version | awk '{print $2}'), etcd $(etcd --version | awk 'NR==1 {print $3}'), $(nproc) cores.
-Three servers ran at once: no registry (\`snowflake.shard_id = 1\`), etcd, and a PostgreSQL
-registry (another server on the same machine, by its Unix socket), lease ${LEASE} s.
+Three servers ran at once: no registry (\`snowflake.shard_id = 1\`), etcd (one member), and a
+PostgreSQL registry (another server on the same machine, over TCP on loopback), lease ${LEASE} s.
 
 ## Per-call cost of snowflake_nextval()
 
@@ -221,6 +224,9 @@ then with pgbench calling snowflake_nextval() 1,000 times a second on each:
 | etcd | issuing 1,000 IDs/s | $busy_etcd |
 | PostgreSQL | idle | $idle_pg |
 | PostgreSQL | issuing 1,000 IDs/s | $busy_pg |
+
+(pgbench issued $issued_etcd IDs on the etcd server and $issued_pg on the PostgreSQL one in
+$((WINDOW + 5)) s.)
 
 ## The PostgreSQL registry's tables after $SERVERS servers x $RESTARTS restarts
 

@@ -16,7 +16,11 @@
 #      deadline, then refuses; registry back: generation resumes, same
 #      shard, no restart;
 #  (e) a hot standby claims nothing; promoted, it claims its own shard;
-#  (f) the view: backend, datacenter and worker, clock skew, traffic.
+#  (f) the view: backend, datacenter and worker, clock skew, traffic;
+#  (g) a highly available registry (a primary and its streaming standby,
+#      both hosts in the connection string with target_session_attrs):
+#      the registry's primary dies and its standby is promoted; the holder
+#      finds the new primary on its own and keeps its shard.
 
 use strict;
 use warnings;
@@ -32,7 +36,7 @@ use lib "$FindBin::RealBin/../perl";
 use RegistryTest;
 
 my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
+$reg->init(allows_streaming => 1);
 $reg->append_conf('postgresql.conf', "max_connections = 40\n");
 $reg->start;
 
@@ -341,6 +345,37 @@ is($s->safe_psql('postgres', "SELECT count(*) FROM t WHERE id IN ($p_ids)"), '0'
 	'none of its IDs equals one the old primary issued after the promotion');
 $s->stop;
 $p->stop;
-$reg->stop;
+
+###########################################################################
+# (g) a failover of the registry
+###########################################################################
+
+$reg->backup('regb');
+my $reg2 = PostgreSQL::Test::Cluster->new('registry2');
+$reg2->init_from_backup($reg, 'regb', has_streaming => 1);
+$reg2->start;
+my $ha = $h[0];
+reconfigure($ha, undef,
+	endpoints => 'host=' . $reg->host . ',' . $reg2->host . ' port=' . $reg->port . ',' . $reg2->port
+	  . ' dbname=registry target_session_attrs=read-write',
+	prefix => '/pg/ha', lease => 10);
+$ha->start;
+wait_generating($ha, 'a holder of a registry with a standby');
+my $ha_shard = held_shard($ha);
+like(registry_row($ha, 'endpoint'), qr/:${\ $reg->port }\/registry$/, 'it uses the primary');
+$reg->wait_for_catchup($reg2);
+my $ha_before = $ha->safe_psql('postgres', 'SELECT snowflake_nextval()');
+$reg->stop('immediate');
+$reg2->promote;
+ok($ha->poll_query_until('postgres',
+		"SELECT endpoint LIKE '%:" . $reg2->port . "/registry' AND generating FROM snowflake_registry"),
+	'the registry failed over: the holder found the promoted standby on its own');
+is(held_shard($ha), $ha_shard, 'and kept its shard');
+ok($ha->safe_psql('postgres', 'SELECT snowflake_nextval()') > $ha_before, 'and generates above its IDs');
+is($reg2->safe_psql('registry', q{SELECT count(*) FROM snowflake_registry.claims
+		WHERE id_space = '/pg/ha' AND status = 'active' AND last_heartbeat > now() - interval '10 s'}),
+	'1', 'its claim lives on in the new primary, with fresh heartbeats');
+$ha->stop;
+$reg2->stop;
 
 done_testing();
