@@ -516,7 +516,7 @@ SKIP:
 	is($g->($held_series, 'registry_generating'), 1, 'generating 1');
 	is_deeply($held_series->{snowflake_registry_state_active},
 		{ map { ("state=$_" => ($_ eq 'held' ? 1 : 0)) }
-			  ('claiming', 'held', 'expired', 'pool full', 'unreachable', 'mark refused') },
+			  ('claiming', 'held', 'expired', 'pool full', 'unreachable', 'mark refused', 'clock skew') },
 		'the state as a labelled gauge: held 1, every other state 0');
 	is($g->($held_series, 'registry_lease_ttl_seconds'), 3, 'the lease TTL, 3 s');
 	cmp_ok($g->($held_series, 'registry_lease_seconds_left'), '>', 0, 'time left on the lease');
