@@ -7,13 +7,15 @@ OBJS       = src/layout.o src/generator.o src/atomicgen.o src/textform.o src/sha
              src/records.o src/statefile.o \
              src/settings.o src/seqstart.o \
              src/recorded.o src/fastpath.o src/shmem.o src/wal.o src/mark.o \
-             src/etcd_json.o src/etcd.o src/backend_etcd.o src/registry.o src/lease.o \
+             src/etcd_json.o src/etcd.o src/backend_etcd.o src/backend_pg.o src/registry.o src/lease.o \
              src/generate.o src/backfill.o src/decode.o src/partitions.o src/layouts.o src/stats.o src/metrics.o src/origin.o \
              src/snowflake.o
 # relative to the source folder, also in out-of-tree builds
 # (and the secondary control files of older versions: snowflake--1.0.control)
+# (and the tables of the PostgreSQL registry, for its database: not an extension script)
 DATA       = $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/snowflake--*.sql) \
-                                     $(wildcard $(srcdir)/sql/snowflake--*.control))
+                                     $(wildcard $(srcdir)/sql/snowflake--*.control)) \
+             sql/snowflake_registry.sql
 PGFILEDESC = "snowflake - Snowflake ID generator"
 
 PG_CONFIG ?= pg_config
@@ -22,7 +24,8 @@ PG_CONFIG ?= pg_config
 # headers (-isystem) so that their warnings under C++ (unused parameters in
 # inline functions, "register") do not drown ours.
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -fno-exceptions
-PG_CPPFLAGS = -I$(srcdir)/src -isystem $(shell $(PG_CONFIG) --includedir-server)
+PG_CPPFLAGS = -I$(srcdir)/src -isystem $(shell $(PG_CONFIG) --includedir-server) \
+              -isystem $(shell $(PG_CONFIG) --includedir)
 
 # pg_regress runs on a temporary instance that preloads the library; with
 # REGRESS_INSTANCE=existing it uses the server PGHOST/PGPORT name instead,
@@ -40,8 +43,8 @@ PROVE_TESTS ?= test/t/*.pl
 EXTRA_CLEAN = tmp_check_regress tmp_check results regression.diffs \
               regression.out test/unit/core_test test/unit/atomicgen_test
 
-# the registry's etcd client (etcd.cpp)
-SHLIB_LINK += -lcurl
+# the registry's etcd client (etcd.cpp) and its PostgreSQL backend (backend_pg.cpp)
+SHLIB_LINK += -lcurl -lpq
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -55,22 +58,25 @@ endif
 # Link with the C++ compiler so the library depends on libstdc++ for real.
 override COMPILER = $(CXX) $(CFLAGS)
 # JIT bitcode is compiled by clang without PG_CXXFLAGS.
-BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src
+BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src -I$(shell $(PG_CONFIG) --includedir)
 
 # GoogleTest unit tests of the core (no server involved).
-# (etcd_test: the registry client's JSON lookups, base64 and endpoint list;
+# (pgtarget_test: what the PostgreSQL registry makes of a connection string;
+# etcd_test: the registry client's JSON lookups, base64 and endpoint list;
 # the JSON parser and base64 are PostgreSQL's, from libpgcommon, built as
 # frontend code: -DFRONTEND)
 PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
 PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
 CORE_SRCS = src/layout.cpp src/generator.cpp src/textform.cpp src/shardlist.cpp src/records.cpp
 test/unit/core_test: test/unit/core_test.cpp $(CORE_SRCS) src/*.hpp src/statefile.cpp \
-		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp src/etcd_json.cpp src/etcd_json.hpp
+		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp src/etcd_json.cpp src/etcd_json.hpp \
+		test/unit/pgtarget_test.cpp src/backend_pg.cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
-		-isystem $(PG_INCLUDEDIR_SERVER) -o $@ \
+		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
 		test/unit/core_test.cpp $(CORE_SRCS) src/statefile.cpp \
 		test/unit/etcd_test.cpp src/etcd.cpp src/etcd_json.cpp \
-		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcurl -lgtest -lgtest_main -pthread -lm
+		test/unit/pgtarget_test.cpp src/backend_pg.cpp \
+		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcurl -lpq -lgtest -lgtest_main -pthread -lm
 
 # The lock-free generator's tests, many threads on one word, under
 # ThreadSanitizer (a data race or a failed property fails the run).

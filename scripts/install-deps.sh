@@ -19,6 +19,9 @@ packages=(
   nodejs
   # the etcd registry (libcurl) and its tests (a real etcd cluster)
   libcurl4-openssl-dev etcd-server etcd-client
+  # the PostgreSQL registry (libpq); the partition tests (network namespaces,
+  # nft rules, made by a root helper the postgres user may run through sudo)
+  libpq-dev sudo nftables iproute2
   # partitioning by the key with pg_partman (test/t/045_partman.pl)
   "postgresql-$v-partman"
   # the Debian package (scripts/package.sh, pg_buildext, pg_virtualenv)

@@ -178,6 +178,25 @@ prove_pass() {
   passed=$((passed + ${t:-0} - ${f:-0})); failed=$((failed + ${f:-0}))
 }
 
+# The partition tests put servers into network namespaces, which needs root,
+# while the TAP tests run as postgres: a small helper, installed root-owned,
+# that the postgres user may run through sudo and that checks every argument
+# (scripts/netns-helper.sh says what it allows).
+install_netns_helper() {
+  [ "$(id -u)" -eq 0 ] && command -v sudo >/dev/null && command -v visudo >/dev/null || return 0
+  install -o root -g root -m 0755 "$REPO/scripts/netns-helper.sh" /usr/local/sbin/snowflake-netns
+  local rule=/etc/sudoers.d/snowflake-netns
+  printf '%s\n' '# scripts/test.sh: the partition tests of snowflake (scripts/netns-helper.sh)' \
+    'Defaults!/usr/local/sbin/snowflake-netns !use_pty' \
+    'postgres ALL=(root) NOPASSWD: /usr/local/sbin/snowflake-netns' >"$rule.tmp"
+  chmod 0440 "$rule.tmp"
+  if visudo -cqf "$rule.tmp"; then mv "$rule.tmp" "$rule"; else rm -f "$rule.tmp"; fi
+}
+
+if [[ $suites == *" tap "* || $suites == *" integration "* ]]; then
+  install_netns_helper
+fi
+
 if [[ $suites == *" tap "* ]]; then
   echo "== TAP tests"
   selected=$(cd "$work" && echo ${PROVE_TESTS:-test/t/*.pl})

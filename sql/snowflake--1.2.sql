@@ -200,18 +200,23 @@ COMMENT ON FUNCTION snowflake_stats_reset() IS
 -- like pg_stat_statements_reset(): superusers, and whom they grant it to
 REVOKE ALL ON FUNCTION snowflake_stats_reset() FROM PUBLIC;
 
--- The shard registry in etcd (snowflake.registry): one row, VOLATILE.
+-- The shard registry (snowflake.registry: etcd or PostgreSQL): one row, VOLATILE.
 CREATE FUNCTION snowflake_registry(
+    OUT backend text,
     OUT endpoints text,
     OUT endpoint text,
     OUT prefix text,
     OUT state text,
     OUT shard_id integer,
+    OUT datacenter integer,
+    OUT worker integer,
     OUT lease_id text,
     OUT lease_ttl integer,
     OUT lease_deadline timestamptz,
     OUT last_keepalive timestamptz,
     OUT freshness_mark timestamptz,
+    OUT clock_skew_ms bigint,
+    OUT clock_skew_error_ms bigint,
     OUT last_error text,
     OUT requests bigint,
     OUT bytes_sent bigint,
@@ -222,11 +227,11 @@ AS 'MODULE_PATHNAME', 'snowflake_registry'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowflake_registry() IS
-'the shard registry: etcd endpoints and the one in use, key prefix, state (off, claiming, held, expired, pool full, unreachable), shard and lease held, lease deadline, last keep-alive, published freshness mark, last error, traffic, and whether generation is allowed now';
+'the shard registry: backend (etcd or postgresql), its endpoints (no password) and the one in use, ID space (prefix), state (off, claiming, held, expired, pool full, unreachable, mark refused, clock skew), shard held with its datacenter and worker, lease and its deadline, last keep-alive, published freshness mark, this server''s clock minus the registry''s (give or take the error), last error, traffic, and whether generation is allowed now';
 
 CREATE VIEW snowflake_registry AS SELECT * FROM snowflake_registry();
 
-COMMENT ON VIEW snowflake_registry IS 'the shard registry in etcd (see snowflake_registry())';
+COMMENT ON VIEW snowflake_registry IS 'the shard registry, etcd or PostgreSQL (see snowflake_registry())';
 
 -- like pg_stat_activity's details: the lease, holders' hosts, ports and data
 -- directories are for monitoring roles, not for every login role
@@ -282,13 +287,16 @@ CREATE FUNCTION snowflake_server_metrics(
     OUT registry_lease_seconds_left double precision,
     OUT registry_mark_ahead_seconds double precision,
     OUT registry_errors bigint,
-    OUT registry_refusals bigint)
+    OUT registry_refusals bigint,
+    OUT registry_clock_skew_seconds double precision,
+    OUT registry_clock_skew_error_seconds double precision,
+    OUT registry_max_skew_seconds double precision)
 RETURNS record
 AS 'MODULE_PATHNAME', 'snowflake_server_metrics'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowflake_server_metrics() IS
-'metrics of the server, for Prometheus: shards used and max_shards, mark writes, max_clock_lead and max_clock_wait in seconds, the end of the timestamp field and the seconds left to it, whether generation is refused (damaged or foreign state), and the registry: state, shard held, whether it allows generation, lease TTL, seconds to the lease deadline, freshness mark ahead of the clock, failed requests, calls refused';
+'metrics of the server, for Prometheus: shards used and max_shards, mark writes, max_clock_lead and max_clock_wait in seconds, the end of the timestamp field and the seconds left to it, whether generation is refused (damaged or foreign state), and the registry: state, shard held, whether it allows generation, lease TTL, seconds to the lease deadline, freshness mark ahead of the clock, failed requests, calls refused, this server''s clock minus the registry''s with its error (NULL until measured), and snowflake.registry_max_skew, in seconds';
 
 -- the registry's state and lease, like snowflake_registry: for monitoring
 -- roles (pg_monitor is a member of pg_read_all_stats), not every login role

@@ -9,7 +9,13 @@
  * Only the registry worker (lease.cpp) calls a backend, never under a lock;
  * every call is bounded by the timeout given to open() and by the budget;
  * nothing here raises an error: a failure is a result, with error() saying
- * why.  Backends: backend_etcd.cpp (etcd's v3 API).
+ * why.  Backends: backend_etcd.cpp (etcd's v3 API) and backend_pg.cpp (a
+ * table in a PostgreSQL database, over libpq).
+ *
+ * A shard is named by the ID space (snowflake.registry_prefix), its
+ * datacenter and its worker number (shard = datacenter << worker_bits |
+ * worker); with no datacenter bits, datacenter 0 and the worker is the
+ * shard.  list_held lists the datacenter given to open().
  *
  *-------------------------------------------------------------------------
  */
@@ -37,13 +43,26 @@ typedef struct SfClaim
 	char		mark[64];		/* ... as stored, read in the same transaction */
 } SfClaim;
 
+/* What a backend is opened with. */
+typedef struct SfBackendConfig
+{
+	const char *target;			/* snowflake.registry */
+	const char *prefix;			/* snowflake.registry_prefix: the ID space */
+	bool		datacenters;	/* snowflake.datacenter_bits > 0 */
+	int64_t		datacenter;		/* this server's datacenter (0 without) */
+	int			worker_bits;	/* shard = datacenter << worker_bits | worker */
+	long		timeout_ms;		/* of each request */
+	const char *schema_script;	/* the shipped schema script (PostgreSQL) */
+	const char *host;			/* this server, for the claims it makes */
+	int			pid;			/* its postmaster's PID */
+} SfBackendConfig;
+
 typedef struct SfRegistryBackend
 {
-	const char *name;			/* "etcd" */
+	const char *name;			/* "etcd", "postgresql" */
 
-	/* Sets up the connection to target (snowflake.registry); false with err. */
-	bool		(*open) (const char *target, const char *prefix, long timeout_ms,
-						 char *err, size_t errlen);
+	/* Sets up the client (no request yet); false with err. */
+	bool		(*open) (const SfBackendConfig *config, char *err, size_t errlen);
 	void		(*close) (void);
 
 	/* For the view and the logs. */
@@ -56,6 +75,13 @@ typedef struct SfRegistryBackend
 
 	/* CLOCK_MONOTONIC ns just before the last answered request was sent. */
 	int64_t		(*sent_ns) (void);
+	/*
+	 * The registry's clock, from the answers since the last call: this
+	 * server's wall clock minus the registry's lay within [*lo_ms, *hi_ms]
+	 * (the round trip and the resolution of what the answer carries); false
+	 * if no answer carried it.
+	 */
+	bool		(*clock_sample) (int64_t *lo_ms, int64_t *hi_ms);
 	/* No request starts or goes on past this CLOCK_MONOTONIC ns (0: none). */
 	void		(*set_budget) (int64_t budget_ns);
 

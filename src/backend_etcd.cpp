@@ -11,6 +11,9 @@
  *	P/shards/<id>/mark		the freshness mark: Unix ms at or above every ID
  *							the holder may issue.  Written only while the
  *							holder key is attached to the writer's lease.
+ * With datacenters (snowflake.datacenter_bits > 0) the same keys carry the
+ * datacenter and the worker: P/dc/<datacenter>/shards/<worker>/...; without,
+ * the layout is 1.1's, which fleets still on 1.1 share.
  *
  * The client lives in this file's memory, in the registry worker alone (the
  * only process that opens it); it has no destructor, and close() frees what
@@ -29,6 +32,10 @@ namespace
 
 etcd::Client client;
 char		prefix[256];
+bool		datacenters;		/* keys P/dc/<dc>/shards/<worker>/... */
+int64_t		datacenter;			/* the one listed */
+int			worker_bits;
+uint64_t	samples_taken;	/* clock samples handed out by e_clock_sample */
 
 SfBackendResult
 result(etcd::Result r)
@@ -48,14 +55,32 @@ result(etcd::Result r)
 void
 key(char *buf, size_t len, int64_t shard, const char *what)
 {
-	snprintf(buf, len, "%s/shards/%lld/%s", prefix, (long long) shard, what);
+	if (datacenters)
+		snprintf(buf, len, "%s/dc/%lld/shards/%lld/%s", prefix, (long long) (shard >> worker_bits),
+				 (long long) (shard & ((INT64_C(1) << worker_bits) - 1)), what);
+	else
+		snprintf(buf, len, "%s/shards/%lld/%s", prefix, (long long) shard, what);
+}
+
+/* Where the held shards of this server's datacenter (or of the flat field) are listed. */
+void
+list_prefix(char *buf, size_t len)
+{
+	if (datacenters)
+		snprintf(buf, len, "%s/dc/%lld/shards/", prefix, (long long) datacenter);
+	else
+		snprintf(buf, len, "%s/shards/", prefix);
 }
 
 bool
-e_open(const char *target, const char *key_prefix, long timeout_ms, char *err, size_t errlen)
+e_open(const SfBackendConfig *config, char *err, size_t errlen)
 {
-	snprintf(prefix, sizeof(prefix), "%s", key_prefix);
-	if (etcd::open(&client, target, timeout_ms))
+	snprintf(prefix, sizeof(prefix), "%s", config->prefix);
+	datacenters = config->datacenters;
+	datacenter = config->datacenter;
+	worker_bits = config->worker_bits;
+	samples_taken = 0;
+	if (etcd::open(&client, config->target, config->timeout_ms))
 		return true;
 	snprintf(err, errlen, "%s", client.error);
 	return false;
@@ -99,6 +124,18 @@ e_sent_ns(void)
 	return client.sent_ns;
 }
 
+/* The Date header of etcd's answers: whole seconds of the member's clock. */
+bool
+e_clock_sample(int64_t *lo_ms, int64_t *hi_ms)
+{
+	if (client.clock_samples == samples_taken)
+		return false;
+	samples_taken = client.clock_samples;
+	*lo_ms = client.clock_lo_ms;
+	*hi_ms = client.clock_hi_ms;
+	return true;
+}
+
 void
 e_set_budget(int64_t budget_ns)
 {
@@ -129,23 +166,36 @@ struct ListState
 	void	   *arg;
 };
 
-/* A listed key: P/shards/<digits>/holder names a held shard; the rest is ignored. */
+/*
+ * A listed key: <list prefix><digits>/holder names a held shard (a worker of
+ * the datacenter, with datacenters); the rest is ignored.
+ */
 bool
 on_key(void *arg, const char *k, size_t len)
 {
 	ListState  *st = (ListState *) arg;
-	size_t		plen = strlen(prefix) + strlen("/shards/");
+	char		lp[300];
+	size_t		plen;
 	const char *suffix = "/holder";
 	size_t		slen = strlen(suffix);
 	long long	shard = 0;
 
-	if (len <= plen + slen || memcmp(k + len - slen, suffix, slen) != 0)
+	list_prefix(lp, sizeof(lp));
+	plen = strlen(lp);
+	if (len <= plen + slen || memcmp(k, lp, plen) != 0 ||
+		memcmp(k + len - slen, suffix, slen) != 0)
 		return true;
 	for (size_t i = plen; i < len - slen; i++)
 	{
 		if (k[i] < '0' || k[i] > '9' || shard > (1LL << 40))
 			return true;		/* not a shard number, or absurdly large */
 		shard = shard * 10 + (k[i] - '0');
+	}
+	if (datacenters)
+	{
+		if (shard > (INT64_C(1) << worker_bits) - 1)
+			return true;		/* not a worker of this layout */
+		shard |= datacenter << worker_bits;
 	}
 	st->fn(st->arg, (int64_t) shard);
 	return true;
@@ -157,7 +207,7 @@ e_list_held(void (*fn) (void *arg, int64_t shard), void *arg)
 	char		p[300];
 	ListState	st = {fn, arg};
 
-	snprintf(p, sizeof(p), "%s/shards/", prefix);
+	list_prefix(p, sizeof(p));
 	return result(etcd::list_keys(&client, p, on_key, &st));
 }
 
@@ -214,6 +264,7 @@ const SfRegistryBackend sf_etcd_backend = {
 	e_traffic,
 	e_describe_mark,
 	e_sent_ns,
+	e_clock_sample,
 	e_set_budget,
 	e_grant,
 	e_renew,

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -137,10 +138,57 @@ on_body(char *data, size_t size, size_t nmemb, void *userdata)
 	return len;
 }
 
+/* The wall clock in Unix ms. */
+int64_t
+wall_ms()
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A header line of the answer: notes the Date (the member's clock, whole seconds). */
+size_t
+on_header(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	Client	   *c = (Client *) userdata;
+	size_t		len = size * nmemb;
+	char		line[128];
+
+	if (len > 5 && len < sizeof(line) && strncasecmp(data, "date:", 5) == 0)
+	{
+		time_t		t;
+
+		memcpy(line, data + 5, len - 5);
+		line[len - 5] = '\0';
+		t = curl_getdate(line, NULL);
+		if (t > 0)
+			c->date_ms = (int64_t) t * 1000;
+	}
+	return len;
+}
+
 /* Error codes of the gRPC status etcd's gateway puts in "code". */
 constexpr int64_t kGrpcNotFound = 5;
 constexpr int64_t kGrpcDeadlineExceeded = 4;
 constexpr int64_t kGrpcUnavailable = 14;
+
+/*
+ * Notes the member's clock from the Date of an answer: it was read between
+ * the request's send and its answer, and Date is truncated to the second,
+ * so this server's clock minus the member's lies in [sent - (date + 1 s),
+ * answered - date].
+ */
+void
+note_clock(Client *c, int64_t sent_wall, int64_t answered_wall)
+{
+	if (c->date_ms < 0)
+		return;
+	c->clock_lo_ms = sent_wall - (c->date_ms + 1000);
+	c->clock_hi_ms = answered_wall - c->date_ms;
+	c->clock_samples++;
+}
 
 /*
  * POSTs json to path on the endpoints in turn until one gives a definite
@@ -190,8 +238,12 @@ request(Client *c, const char *path, const char *json)
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json);
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long) strlen(json));
 
+		c->date_ms = -1;
+		int64_t		sent_wall = wall_ms();
+
 		c->sent_ns = mono_ns();
 		rc = curl_easy_perform(curl);
+		int64_t		answered_wall = wall_ms();
 
 		c->traffic.requests++;
 		curl_easy_getinfo(curl, CURLINFO_REQUEST_SIZE, &req_size);
@@ -223,6 +275,7 @@ request(Client *c, const char *path, const char *json)
 				continue;
 			}
 			c->current = idx;
+			note_clock(c, sent_wall, answered_wall);
 			return Result::Ok;
 		}
 		/* an error answer: {"error":..., "message":..., "code":N} */
@@ -236,6 +289,7 @@ request(Client *c, const char *path, const char *json)
 		if (code == kGrpcNotFound)
 		{
 			c->current = idx;
+			note_clock(c, sent_wall, answered_wall);
 			return Result::NotFound;
 		}
 		if (code == kGrpcUnavailable || code == kGrpcDeadlineExceeded || code == -1 ||
@@ -328,6 +382,8 @@ open(Client *c, const char *endpoints_csv, long timeout_ms) noexcept
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, (struct curl_slist *) c->headers);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(curl, CURLOPT_HEADERDATA, c);
 	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
 	/* the server's certificate is verified (system CAs) for https:// */

@@ -56,6 +56,15 @@ struct Client
 	size_t		body_cap;
 	bool		body_overflow;
 	int64_t		sent_ns;		/* CLOCK_MONOTONIC just before the answered request */
+	/*
+	 * The member's clock, from the Date header of the last answer (whole
+	 * seconds): this server's wall clock minus the member's lay within
+	 * [clock_lo_ms, clock_hi_ms] (clock_samples counts such answers).
+	 */
+	int64_t		date_ms;		/* of the answer being read, -1: none */
+	int64_t		clock_lo_ms;
+	int64_t		clock_hi_ms;
+	uint64_t	clock_samples;
 	int64_t		budget_ns;		/* CLOCK_MONOTONIC after which no request starts or
 								 * goes on (each is cut to fit); 0: no budget */
 	Traffic		traffic;

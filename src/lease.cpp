@@ -38,6 +38,17 @@
 #define SF_MAX_REFUSED 16
 /* How far beyond the lease deadline + lead a published mark reaches. */
 #define SF_PUBLISH_MARGIN_MS 1000
+/* Clock samples of the registry kept, and for how long (the skew estimate). */
+#define SF_SKEW_SAMPLES 64
+#define SF_SKEW_WINDOW_NS (INT64CONST(600) * 1000000000)
+
+/* What one answer of the registry told of its clock: ours minus its in [lo, hi]. */
+typedef struct SfSkewSample
+{
+	int64		at_ns;			/* CLOCK_MONOTONIC */
+	int64		lo_ms;
+	int64		hi_ms;
+} SfSkewSample;
 
 /* What the worker keeps between ticks (its own memory). */
 typedef struct SfWorker
@@ -53,6 +64,7 @@ typedef struct SfWorker
 	int64		remembered_floor_ms;	/* what it resumed above at that claim (-1:
 										 * nothing), -2: not recorded */
 	bool		reclaimed_own;	/* the last claim revoked this server's own lease */
+	int64		unanswered;		/* a claim sent under the current lease got no answer, -1 */
 	int64		floor_ms;		/* what the held shard resumed above (Unix ms), -1 */
 	int64		refused[SF_MAX_REFUSED];	/* shards whose mark was refused */
 	int64		refused_until_ns[SF_MAX_REFUSED];
@@ -66,6 +78,14 @@ typedef struct SfWorker
 	int64		suspend_ref_ns; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
 	char		identity[256];
 	uint8	   *taken;			/* bitmap of held shards while listing */
+	SfSkewSample skew[SF_SKEW_SAMPLES];	/* a ring, newest at skew_next - 1 */
+	int			skew_next;
+	int			skew_count;
+	char		skew_endpoint[256];	/* the samples are of this endpoint's clock */
+	bool		skew_known;
+	int64		skew_lo_ms;		/* the estimate: ours minus the registry's */
+	int64		skew_hi_ms;
+	bool		skew_warned;	/* a holder's drift was logged */
 } SfWorker;
 
 static const char *const kRegistryName = "registry";
@@ -280,6 +300,109 @@ sf_check_fresh(int64 shard, const char *value, bool found, int64 *fresh_ms, char
 }
 
 /*
+ * Takes the registry's latest clock sample, if an answer carried one, and
+ * narrows the estimate of this server's clock minus the registry's: the
+ * intersection of the samples of the last ten minutes, newest first, as far
+ * back as they agree (a clock that stepped leaves older samples behind).
+ * The registry's answers bound its clock by their round trip (and etcd's
+ * Date header by its whole second), so the intersection tightens as answers
+ * come at different moments.
+ */
+static void
+sf_note_skew(SfWorker *w)
+{
+	int64		lo, hi;
+	int64		now_ns = sf_clock_ns(CLOCK_MONOTONIC);
+	int64		est_lo = PG_INT64_MIN, est_hi = PG_INT64_MAX;
+	const char *endpoint = sf_backend->endpoint();
+
+	if (!sf_backend->clock_sample(&lo, &hi))
+		return;
+	if (strcmp(endpoint, w->skew_endpoint) != 0)
+	{
+		/* another member or server: another clock */
+		w->skew_count = 0;
+		strlcpy(w->skew_endpoint, endpoint, sizeof(w->skew_endpoint));
+	}
+	w->skew[w->skew_next].at_ns = now_ns;
+	w->skew[w->skew_next].lo_ms = lo;
+	w->skew[w->skew_next].hi_ms = hi;
+	w->skew_next = (w->skew_next + 1) % SF_SKEW_SAMPLES;
+	w->skew_count = Min(w->skew_count + 1, SF_SKEW_SAMPLES);
+	for (int i = 1; i <= w->skew_count; i++)
+	{
+		SfSkewSample *s = &w->skew[(w->skew_next - i + SF_SKEW_SAMPLES) % SF_SKEW_SAMPLES];
+		int64		l = Max(est_lo, s->lo_ms), h = Min(est_hi, s->hi_ms);
+
+		if (i > 1 && (l > h || now_ns - s->at_ns > SF_SKEW_WINDOW_NS))
+		{
+			w->skew_count = i - 1;	/* older samples no longer count */
+			break;
+		}
+		est_lo = l;
+		est_hi = h;
+	}
+	w->skew_known = true;
+	w->skew_lo_ms = est_lo;
+	w->skew_hi_ms = est_hi;
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->skew_known = true;
+	sf_reg->skew_ms = est_lo + (est_hi - est_lo) / 2;
+	sf_reg->skew_error_ms = (est_hi - est_lo + 1) / 2;
+	SpinLockRelease(&sf_reg->mutex);
+}
+
+/* Whether this server's clock is surely further from the registry's than allowed. */
+static bool
+sf_skew_too_large(SfWorker *w)
+{
+	return sf_registry_max_skew > 0 && w->skew_known &&
+		(w->skew_lo_ms > sf_registry_max_skew || w->skew_hi_ms < -sf_registry_max_skew);
+}
+
+/* The skew as a sentence, for the logs and last_error. */
+static void
+sf_describe_skew(SfWorker *w, char *buf, size_t len)
+{
+	int64		mid = w->skew_lo_ms + (w->skew_hi_ms - w->skew_lo_ms) / 2;
+
+	snprintf(buf, len, "this server's clock is " INT64_FORMAT " ms %s %s's (give or take "
+			 INT64_FORMAT " ms), more than snowflake.registry_max_skew (%d ms)",
+			 mid < 0 ? -mid : mid, mid < 0 ? "behind" : "ahead of", sf_registry_noun(),
+			 (w->skew_hi_ms - w->skew_lo_ms + 1) / 2, sf_registry_max_skew);
+}
+
+/* A holder whose clock drifts keeps its shard (the freshness mark keeps IDs unique) but warns. */
+static void
+sf_watch_skew(SfWorker *w)
+{
+	char		what[300];
+
+	if (sf_skew_too_large(w))
+	{
+		if (!w->skew_warned)
+		{
+			sf_describe_skew(w, what, sizeof(what));
+			ereport(WARNING,
+					(errmsg("snowflake registry: %s", what),
+					 errdetail("This server keeps shard " INT64_FORMAT "; IDs stay unique, but "
+							   "their order across shards follows each server's clock.",
+							   w->held),
+					 errhint("Check the time synchronisation (NTP) of this server and of the "
+							 "registry.")));
+			w->skew_warned = true;
+		}
+	}
+	else if (w->skew_warned && w->skew_known)
+	{
+		ereport(LOG,
+				(errmsg("snowflake registry: this server's clock is back within "
+						"snowflake.registry_max_skew of %s's", sf_registry_noun())));
+		w->skew_warned = false;
+	}
+}
+
+/*
  * Tries to create the holder key of one shard.  Returns 1 when claimed (with
  * *fresh_ms the shard's freshness mark, -1 if none), 0 when another server
  * holds it (its description in holder), 2 when the shard's freshness mark is
@@ -402,6 +525,7 @@ sf_lease_gone(SfWorker *w)
 		w->remembered = w->held;
 	sf_drop(w, why);
 	w->lease = 0;
+	w->unanswered = -1;
 	w->retry_ns = 0;
 	w->backoff_ms = 0;
 }
@@ -480,6 +604,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 {
 	int64		candidates[8];
 	int			ncand = 0;
+	int64		shard_tried = -1;
 	int64		fresh_ms = -1;
 	int64		shard = -1;
 	char		holder[256] = "";
@@ -500,6 +625,42 @@ sf_claim(SfWorker *w, int64 now_ns)
 		sf_renewed(w, sf_backend->sent_ns(), ttl);
 	}
 
+	/*
+	 * The held shards, and with them the registry's clock: a server whose
+	 * clock is surely further from it than snowflake.registry_max_skew
+	 * claims nothing (its IDs would carry its wrong time, and its marks
+	 * would hold up the shard's next holder).
+	 */
+	memset(w->taken, 0, (size_t) (sf_layout.max_shard_id() / 8 + 1));
+	if (sf_backend->list_held(sf_on_held, w) != SF_BACKEND_OK)
+	{
+		sf_unreachable(w, "listing the held shards");
+		sf_backoff(w, now_ns);
+		return;
+	}
+	sf_note_skew(w);
+	if (sf_skew_too_large(w))
+	{
+		char		what[300];
+		bool		first;
+
+		sf_describe_skew(w, what, sizeof(what));
+		SpinLockAcquire(&sf_reg->mutex);
+		first = sf_reg->state != REG_SKEW;
+		sf_reg->state = REG_SKEW;
+		sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
+		sf_reg->holder[0] = '\0';
+		snprintf(sf_reg->last_error, sizeof(sf_reg->last_error), "%s", what);
+		SpinLockRelease(&sf_reg->mutex);
+		if (first)
+			ereport(LOG,
+					(errmsg("snowflake registry: not claiming a shard: %s", what),
+					 errhint("Check the time synchronisation (NTP) of this server and of the "
+							 "registry; the worker checks again every few seconds.")));
+		w->retry_ns = now_ns + 5 * INT64CONST(1000000000);
+		return;
+	}
+
 	if (sf_shard_id >= 0)
 	{
 		/*
@@ -517,19 +678,19 @@ sf_claim(SfWorker *w, int64 now_ns)
 	}
 	else
 	{
-		int64		max = sf_layout.max_shard_id();
 		int64		nfree = 0, nrefused = 0, pick;
 
+		/*
+		 * A claim that got no answer may have been applied: the registry then
+		 * lists the shard as held, under this server's own lease.  Try it
+		 * first, so that it is taken (sf_try_shard) rather than left held
+		 * and unused for as long as this server lives.
+		 */
+		if (w->unanswered >= 0 && w->unanswered != w->remembered && sf_in_pool(w->unanswered))
+			candidates[ncand++] = w->unanswered;
 		if (w->remembered >= 0 && sf_in_pool(w->remembered) &&
 			!sf_refused_now(w, w->remembered, now_ns))
 			candidates[ncand++] = w->remembered;
-		memset(w->taken, 0, (size_t) (max / 8 + 1));
-		if (sf_backend->list_held(sf_on_held, w) != SF_BACKEND_OK)
-		{
-			sf_unreachable(w, "listing the held shards");
-			sf_backoff(w, now_ns);
-			return;
-		}
 		for (int i = 0; i < sf_pool->count; i++)
 			for (int64 s = sf_pool->ranges[i].lo; s <= sf_pool->ranges[i].hi; s++)
 				if (!(w->taken[s / 8] & (1 << (s % 8))))
@@ -553,7 +714,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 					pick--;
 					continue;
 				}
-				if (s != w->remembered)
+				if (s != w->remembered && s != w->unanswered)
 					candidates[ncand++] = s;
 			}
 		full = nfree == 0 && nrefused == 0;
@@ -586,6 +747,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 			continue;
 		}
 		w->reclaimed_own = false;
+		shard_tried = candidates[i];
 		rc = sf_try_shard(w, candidates[i], &fresh_ms, holder, sizeof(holder));
 		if (rc == 2)
 		{
@@ -603,10 +765,13 @@ sf_claim(SfWorker *w, int64 now_ns)
 	}
 	if (rc < 0)
 	{
+		/* under this lease only: a new lease owns nothing yet */
+		w->unanswered = w->lease != 0 && ncand > 0 ? shard_tried : -1;
 		sf_unreachable(w, "claiming a shard");
 		sf_backoff(w, now_ns);
 		return;
 	}
+	w->unanswered = -1;
 	if (rc == 0 || rc == 2)
 	{
 		char		detail[512];
@@ -831,6 +996,7 @@ sf_release(SfWorker *w)
 	if (w->lease != 0)
 		(void) sf_backend->revoke(w->lease);
 	w->lease = 0;
+	w->unanswered = -1;
 	SpinLockAcquire(&sf_reg->mutex);
 	sf_reg->state = REG_CLAIMING;
 	sf_reg->deadline_ns = 0;
@@ -872,6 +1038,7 @@ snowflake_registry_worker_main(Datum)
 	w->taken = (uint8 *) MemoryContextAllocZero(TopMemoryContext,
 												(Size) (sf_layout.max_shard_id() / 8 + 1));
 	w->held = -1;
+	w->unanswered = -1;
 	srandom((unsigned int) (MyProcPid ^ sf_clock_ns(CLOCK_MONOTONIC)));
 	{
 		struct timespec res;
@@ -891,8 +1058,23 @@ snowflake_registry_worker_main(Datum)
 	timeout_ms = (long) Min((int64) 2000, Max((int64) 200, (int64) sf_registry_lease * 1000 / 8));
 	{
 		char		err[256];
+		char		share[MAXPGPATH];
+		char		script[MAXPGPATH + 64];
+		SfBackendConfig config;
 
-		if (!sf_backend->open(sf_registry, sf_registry_prefix, timeout_ms, err, sizeof(err)))
+		get_share_path(my_exec_path, share);
+		snprintf(script, sizeof(script), "%s/extension/snowflake_registry.sql", share);
+		memset(&config, 0, sizeof(config));
+		config.target = sf_registry;
+		config.prefix = sf_registry_prefix;
+		config.datacenters = sf_layout.datacenter_bits > 0;
+		config.datacenter = Max(sf_datacenter_id, 0);
+		config.worker_bits = sf_registry_worker_bits();
+		config.timeout_ms = timeout_ms;
+		config.schema_script = script;
+		config.host = host;
+		config.pid = PostmasterPid;
+		if (!sf_backend->open(&config, err, sizeof(err)))
 		{
 			ereport(LOG,
 					(errmsg("snowflake registry: could not set up the %s client: %s",
@@ -967,6 +1149,9 @@ snowflake_registry_worker_main(Datum)
 			sf_claim(w, now_ns);
 		if (w->held >= 0 && !w->expired)
 			sf_keep_fresh(w);
+		sf_note_skew(w);
+		if (w->held >= 0)
+			sf_watch_skew(w);
 		sf_publish_view(w);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

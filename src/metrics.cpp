@@ -115,8 +115,8 @@ snowflake_server_metrics(PG_FUNCTION_ARGS)
 	TimestampTz now_ts;
 	int64		now_ms;
 	uint32		held;
-	Datum		values[17];
-	bool		nulls[17];
+	Datum		values[20];
+	bool		nulls[20];
 
 	sf_metrics_require_state();
 	sf_registry_describe(&reg);
@@ -149,5 +149,12 @@ snowflake_server_metrics(PG_FUNCTION_ARGS)
 	nulls[14] = reg.published_ms < 0;
 	values[15] = Int64GetDatum((int64) reg.errors);
 	values[16] = Int64GetDatum((int64) reg.refusals);
+	/* this server's clock minus the registry's, measured at each renewal */
+	values[17] = Float8GetDatum(reg.skew_ms / 1000.0);
+	nulls[17] = !reg.enabled || !reg.skew_known;
+	values[18] = Float8GetDatum(reg.skew_error_ms / 1000.0);
+	nulls[18] = nulls[17];
+	values[19] = Float8GetDatum(sf_registry_max_skew / 1000.0);
+	nulls[19] = !reg.enabled;
 	PG_RETURN_DATUM(sf_make_record(fcinfo, values, nulls));
 }

@@ -7,29 +7,36 @@
  *		snowflake_registry() shows.  The worker that talks to the registry
  *		is lease.cpp; the backends are backend_*.cpp.
  *
- * Fencing.  Only this worker talks to etcd, never under a lock.  It publishes
- * "grant": the shard held and a deadline on CLOCK_MONOTONIC (ms), one 64-bit
- * atomic.  The deadline is the send time of the last successful keep-alive
- * (or grant) plus the lease TTL minus a margin of TTL/5, minus the coarse
- * clock's resolution; every generating call compares it with
- * CLOCK_MONOTONIC_COARSE and refuses past it.  etcd starts a lease's TTL
- * when it processes the request, which is after we sent it, so the lease
- * cannot expire in etcd before our deadline unless the two clocks run at
- * rates 20% apart; the margin also covers a backend paused between the check
- * and the ID.  Even then no ID repeats: see freshness.
+ * Backends.  snowflake.registry chooses one by its form: etcd client URLs
+ * (backend_etcd.cpp) or a libpq connection string (backend_pg.cpp).  Both
+ * serve the one lease, fencing and freshness logic of lease.cpp through the
+ * small interface of backend.hpp.
+ *
+ * Fencing.  Only the registry worker talks to the registry, never under a
+ * lock.  It publishes "grant": the shard held and a deadline on
+ * CLOCK_MONOTONIC (ms), one 64-bit atomic.  The deadline is the send time of
+ * the last successful renewal (or grant) plus the lease TTL minus a margin of
+ * TTL/5, minus the coarse clock's resolution; every generating call compares
+ * it with CLOCK_MONOTONIC_COARSE and refuses past it.  The registry starts a
+ * lease's TTL when it processes the request (etcd), or stamps the heartbeat
+ * with now() when it starts the statement (PostgreSQL), either way after we
+ * sent it, so the lease cannot expire there before our deadline unless the
+ * two clocks run at rates 20% apart; the margin also covers a backend paused
+ * between the check and the ID.  Even then no ID repeats: see freshness.
  *
  * Freshness.  The slot of the held shard never gets a reserved_offset above
- * "published", the mark this worker has put into etcd (the slot's cap,
- * applied in mark.cpp's sf_raise_reserved).  The worker publishes a mark
- * 2 to 5 s ahead of clock + max_clock_lead while IDs are being issued, so
- * generating calls never wait for it in steady state; a call that needs a
- * later mark asks the worker and waits for it (sf_registry_await).  A server
- * that claims a shard resumes strictly above its mark, whoever published it,
- * so whatever a previous, perhaps still running, holder issued lies below.
+ * "published", the mark the worker has put into the registry (the slot's
+ * cap, applied in mark.cpp's sf_raise_reserved).  The worker publishes a mark
+ * up to its lease deadline (+ max_clock_lead + 1 s) while IDs are being
+ * issued, so generating calls never wait for it in steady state; a call that
+ * needs a later mark asks the worker and waits for it (sf_registry_await).  A
+ * server that claims a shard resumes strictly above its mark, whoever
+ * published it, so whatever a previous, perhaps still running, holder issued
+ * lies below.
  *
- * Errors.  Nothing about etcd is ever an ERROR: a failed or garbled request
- * is a state and a last_error in the view, and the worker retries.  The
- * worker's libcurl handle lives in plain memory with no destructor; should
+ * Errors.  Nothing about the registry is ever an ERROR: a failed or garbled
+ * request is a state and a last_error in the view, and the worker retries.
+ * The worker's clients live in plain memory with no destructor; should
  * something else raise an ERROR in the worker (out of memory), the process
  * exits, its exit callback clears the grant, and the postmaster restarts it.
  *
@@ -43,6 +50,7 @@
 #include <cstring>
 
 #include "backend_etcd.hpp"
+#include "backend_pg.hpp"
 #include "etcd.hpp"
 #include "mark.hpp"
 #include "registry.hpp"
@@ -54,6 +62,7 @@ char	   *sf_registry = NULL;
 char	   *sf_registry_prefix = NULL;
 int			sf_registry_lease = 30;
 char	   *sf_registry_shards = NULL;
+int			sf_registry_max_skew = 1000;
 
 bool		sf_registry_enabled = false;
 
@@ -62,7 +71,8 @@ SfPool	   *sf_pool = NULL;
 /*---- shared state ----*/
 
 const char *const sf_state_names[] = {
-	"off", "claiming", "held", "expired", "pool full", "unreachable", "mark refused"
+	"off", "claiming", "held", "expired", "pool full", "unreachable", "mark refused",
+	"clock skew"
 };
 
 SfRegistryShared *sf_reg = NULL;
@@ -74,18 +84,42 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*---- settings: checks ----*/
 
+/*
+ * snowflake.registry: etcd client URLs (http:// or https://, comma-separated)
+ * choose the etcd backend; a postgresql:// or postgres:// URI or a key=value
+ * libpq connection string, the PostgreSQL backend.  A password is never
+ * shown in the message.
+ */
 static bool
 sf_check_registry(char **newval, void **, GucSource)
 {
 	char		endpoints[etcd::kMaxEndpoints][etcd::kMaxEndpointLen + 1];
 	char		err[256];
 	int			count;
+	const char *value = *newval ? *newval : "";
 
-	if (etcd::parse_endpoints(*newval ? *newval : "", endpoints, etcd::kMaxEndpoints, &count,
-							  err, sizeof(err)))
+	if (sf_pg_target_is(value))
+	{
+		if (sf_pg_target_check(value, err, sizeof(err)))
+			return true;
+		/*
+		 * PostgreSQL's own message would print the value: one that holds a
+		 * password is refused by sf_registry_define_settings instead, with
+		 * the reason and without the value.
+		 */
+		if (sf_pg_target_has_password(value))
+			return true;
+		GUC_check_errdetail("snowflake.registry is not a valid PostgreSQL connection string: %s.",
+							err);
+		return false;
+	}
+	if (etcd::parse_endpoints(value, endpoints, etcd::kMaxEndpoints, &count, err, sizeof(err)))
 		return true;
 	GUC_check_errdetail("snowflake.registry must be a comma-separated list of etcd client "
-						"URLs such as \"http://10.0.0.1:2379,http://10.0.0.2:2379\": %s.", err);
+						"URLs such as \"http://10.0.0.1:2379,http://10.0.0.2:2379\", or a "
+						"PostgreSQL connection string such as "
+						"\"postgresql://registry.example.com/snowflake\" or "
+						"\"host=registry.example.com dbname=snowflake\": %s.", err);
 	return false;
 }
 
@@ -119,12 +153,17 @@ sf_check_pool(char **newval, void **extra, GucSource source)
 	SfPool	   *pool;
 	snowflake::RangeProblem problem;
 
-	/* the built-in default '0-1023' means the whole shard field, whatever its width */
+	/*
+	 * The built-in default '0-1023' means the whole shard field, whatever its
+	 * width; with datacenters, this server's datacenter's part of it.
+	 */
 	if (source == PGC_S_DEFAULT && strcmp(text, "0-1023") == 0)
 	{
-		static char whole[32];
+		static char whole[64];
+		int64		lo, hi;
 
-		snprintf(whole, sizeof(whole), "0-" INT64_FORMAT, max);
+		sf_datacenter_shards(&lo, &hi);
+		snprintf(whole, sizeof(whole), INT64_FORMAT "-" INT64_FORMAT, lo, hi);
 		text = whole;
 	}
 	problem = snowflake::parse_shard_ranges(text, max, NULL, 0, &count);
@@ -163,6 +202,42 @@ sf_assign_pool(const char *, void *extra)
 	sf_pool = (SfPool *) extra;
 }
 
+/*
+ * With datacenters a server claims a worker of its own datacenter: it must
+ * have one, and an explicit pool must lie in it.  Stops the server otherwise
+ * (at start, like every other disagreement of the layout settings).
+ */
+static void
+sf_check_datacenter_pool(void)
+{
+	int64		lo, hi;
+
+	if (sf_layout.datacenter_bits == 0)
+		return;
+	if (sf_datacenter_id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake.registry with snowflake.datacenter_bits %d needs "
+						"snowflake.datacenter_id", sf_layout.datacenter_bits),
+				 errdetail("With datacenters, a server claims a worker within its own "
+						   "datacenter's part of the shard field."),
+				 errhint("Set snowflake.datacenter_id to this server's datacenter, 0 to "
+						 INT64_FORMAT ".", sf_layout.max_datacenter_id())));
+	sf_datacenter_shards(&lo, &hi);
+	for (int i = 0; sf_pool != NULL && i < sf_pool->count; i++)
+		if (sf_pool->ranges[i].lo < lo || sf_pool->ranges[i].hi > hi)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("snowflake.registry_shards \"%s\" reaches outside datacenter %d",
+							sf_registry_shards, sf_datacenter_id),
+					 errdetail("With snowflake.datacenter_bits %d, datacenter %d has shards "
+							   INT64_FORMAT " to " INT64_FORMAT " (workers 0 to " INT64_FORMAT ").",
+							   sf_layout.datacenter_bits, sf_datacenter_id, lo, hi,
+							   sf_layout.max_worker_id()),
+					 errhint("List only shards of this server's datacenter, or leave "
+							 "snowflake.registry_shards unset to claim from all of them.")));
+}
+
 void
 sf_registry_define_settings(void)
 {
@@ -170,21 +245,24 @@ sf_registry_define_settings(void)
 	char	   *raw_prefix = sf_raw_setting("snowflake.registry_prefix");
 	char	   *raw_lease = sf_raw_setting("snowflake.registry_lease");
 	char	   *raw_shards = sf_raw_setting("snowflake.registry_shards");
+	char	   *raw_skew = sf_raw_setting("snowflake.registry_max_skew");
 	int			parsed;
 
+	/* superusers only: a connection string may hold a password */
 	DefineCustomStringVariable("snowflake.registry",
-							   "etcd client URLs of the shard registry, comma-separated; empty: no registry.",
-							   "With a registry this server claims its shard in etcd under a lease. "
+							   "The shard registry: etcd client URLs (comma-separated) or a "
+							   "PostgreSQL connection string; empty: no registry.",
+							   "With a registry this server claims its shard there under a lease. "
 							   "Fixed at server start.",
 							   &sf_registry,
 							   "",
 							   PGC_POSTMASTER,
-							   0,
+							   GUC_SUPERUSER_ONLY,
 							   sf_check_registry,
 							   NULL,
 							   NULL);
 	DefineCustomStringVariable("snowflake.registry_prefix",
-							   "Key prefix in etcd that names this ID space.",
+							   "Name of this ID space in the registry (etcd's key prefix).",
 							   "Servers that share a prefix share the shard field. Fixed at server start.",
 							   &sf_registry_prefix,
 							   "/snowflake/default",
@@ -195,7 +273,7 @@ sf_registry_define_settings(void)
 							   NULL);
 	DefineCustomIntVariable("snowflake.registry_lease",
 							"TTL of this server's lease in the shard registry.",
-							"Generation stops within this time of losing etcd. Fixed at server start.",
+							"Generation stops within this time of losing the registry. Fixed at server start.",
 							&sf_registry_lease,
 							30,
 							2,
@@ -216,6 +294,20 @@ sf_registry_define_settings(void)
 							   sf_assign_pool,
 							   NULL);
 
+	DefineCustomIntVariable("snowflake.registry_max_skew",
+							"How far this server's clock may be from the registry's for it to claim a shard.",
+							"Beyond it (by the round trip's measure) the server claims nothing and "
+							"a holder warns; 0 turns the check off.",
+							&sf_registry_max_skew,
+							1000,
+							0,
+							3600000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL,
+							NULL,
+							NULL);
+
 	sf_require_applied("snowflake.registry", raw_registry,
 					   raw_registry && strcmp(raw_registry, sf_registry) == 0);
 	sf_require_applied("snowflake.registry_prefix", raw_prefix,
@@ -225,7 +317,25 @@ sf_registry_define_settings(void)
 					   parsed == sf_registry_lease);
 	sf_require_applied("snowflake.registry_shards", raw_shards,
 					   raw_shards && strcmp(raw_shards, sf_registry_shards) == 0);
+	sf_require_applied("snowflake.registry_max_skew", raw_skew,
+					   raw_skew && parse_int(raw_skew, &parsed, GUC_UNIT_MS, NULL) &&
+					   parsed == sf_registry_max_skew);
 	sf_registry_enabled = sf_registry[0] != '\0';
+	if (sf_registry_enabled)
+		sf_check_datacenter_pool();
+	if (sf_registry_enabled && sf_pg_target_is(sf_registry))
+	{
+		char		err[256];
+
+		if (!sf_pg_target_check(sf_registry, err, sizeof(err)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for parameter \"snowflake.registry\""),
+					 errdetail("snowflake.registry is not a valid PostgreSQL connection string: "
+							   "%s; the value is not shown because it holds a password.", err)));
+	}
+	sf_backend = sf_registry_enabled && sf_pg_target_is(sf_registry) ? &sf_pg_backend :
+		&sf_etcd_backend;
 }
 
 /* The grant in shared memory, for the inline check in registry.hpp. */
@@ -240,6 +350,39 @@ sf_mono_to_timestamptz(int64 mono_ns)
 	int64		delta_us = (mono_ns - sf_clock_ns(CLOCK_MONOTONIC)) / 1000;
 
 	return GetCurrentTimestamp() + delta_us;
+}
+
+/*---- how messages name the registry ----*/
+
+/* snowflake.registry as messages and the view show it: no password. */
+const char *
+sf_registry_display(void)
+{
+	static char shown[1024];
+	static bool done = false;
+
+	if (!done)
+	{
+		if (sf_backend == &sf_pg_backend)
+			sf_pg_target_display(sf_registry, shown, sizeof(shown));
+		else
+			strlcpy(shown, sf_registry, sizeof(shown));
+		done = true;
+	}
+	return shown;
+}
+
+const char *
+sf_registry_noun(void)
+{
+	return sf_backend == &sf_pg_backend ? "the PostgreSQL registry" : "etcd";
+}
+
+/* The width of the worker field of a shard (the whole shard field without datacenters). */
+int
+sf_registry_worker_bits(void)
+{
+	return sf_layout.worker_bits();
 }
 
 /*---- shared memory ----*/
@@ -285,14 +428,19 @@ void
 sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 {
 	SfRegState	state;
-	char		error[256], holder[256];
+	char		error[512], holder[256];
 	int32		target;
+	bool		skew_known;
+	int64		skew_ms, skew_error_ms;
 
 	SpinLockAcquire(&sf_reg->mutex);
 	state = sf_reg->state;
 	target = sf_reg->shard;
 	memcpy(error, sf_reg->last_error, sizeof(error));
 	memcpy(holder, sf_reg->holder, sizeof(holder));
+	skew_known = sf_reg->skew_known;
+	skew_ms = sf_reg->skew_ms;
+	skew_error_ms = sf_reg->skew_error_ms;
 	SpinLockRelease(&sf_reg->mutex);
 
 	if (held >= 0 && explicit_shard && shard != held)
@@ -313,8 +461,21 @@ sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 				 errmsg("cannot generate snowflake IDs: the freshness marks of the free shards "
 						"of the pool \"%s\" in the registry are refused", sf_registry_shards),
 				 errdetail("%s", error),
-				 errhint("Set the key to a time (Unix ms) at or above the last ID any server "
+				 errhint("Set the mark to a time (Unix ms) at or above the last ID any server "
 						 "issued on that shard; the registry worker tries again on its own.")));
+	if (state == REG_SKEW)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot generate snowflake IDs: this server's clock is too far from "
+						"the registry's to claim a shard"),
+				 skew_known ?
+				 errdetail("This server's clock is " INT64_FORMAT " ms %s %s's (give or take "
+						   INT64_FORMAT " ms), more than snowflake.registry_max_skew (%d ms).",
+						   skew_ms < 0 ? -skew_ms : skew_ms, skew_ms < 0 ? "behind" : "ahead of",
+						   sf_registry_noun(), skew_error_ms, sf_registry_max_skew) :
+				 errdetail("%s", error),
+				 errhint("Check the time synchronisation (NTP) of this server and of the "
+						 "registry; the registry worker claims a shard once the clocks agree.")));
 	if (holder[0] != '\0' && (state == REG_CLAIMING || state == REG_POOL_FULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -334,6 +495,10 @@ sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 				 errdetail("No keep-alive of the lease has succeeded in time (last error: %s); "
 						   "another server may take the shard once the lease expires.",
 						   error[0] ? error : "none"),
+				 sf_backend == &sf_pg_backend ?
+				 errhint("Check that the registry database (snowflake.registry) is reachable "
+						 "and writable; generation resumes on its own once the lease is renewed "
+						 "or a shard is claimed again.") :
 				 errhint("Check that etcd (snowflake.registry) is reachable and has a quorum; "
 						 "generation resumes on its own once the lease is renewed or a "
 						 "shard is claimed again.")));
@@ -341,12 +506,14 @@ sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("cannot generate snowflake IDs: this server holds no shard in the "
 					"registry yet"),
-			 errdetail("The registry worker is %s (%s) in etcd at \"%s\", prefix \"%s\"; "
+			 errdetail("The registry worker is %s%s (%s) in %s at \"%s\", prefix \"%s\"; "
 					   "last error: %s.",
 					   state == REG_POOL_FULL ? "waiting for a free shard" :
-					   state == REG_UNREACHABLE ? "trying to reach etcd" : "claiming a shard",
+					   state == REG_UNREACHABLE ? "trying to reach " : "claiming a shard",
+					   state == REG_UNREACHABLE ? sf_registry_noun() : "",
 					   sf_shard_id >= 0 ? "snowflake.shard_id" : "snowflake.registry_shards",
-					   sf_registry, sf_registry_prefix, error[0] ? error : "none"),
+					   sf_registry_noun(), sf_registry_display(), sf_registry_prefix,
+					   error[0] ? error : "none"),
 			 errhint("The worker keeps trying; see the snowflake_registry view.")));
 }
 
@@ -461,9 +628,12 @@ sf_registry_describe(SfRegistryView *view)
 
 	memset(view, 0, sizeof(*view));
 	view->enabled = sf_registry_enabled;
-	view->endpoints = sf_registry;
+	view->backend = sf_backend->name;
+	view->endpoints = sf_registry_enabled ? sf_registry_display() : "";
 	view->prefix = sf_registry_prefix;
 	view->shard = -1;
+	view->datacenter = -1;
+	view->worker = -1;
 	view->published_ms = -1;
 	if (sf_reg == NULL)
 	{
@@ -483,6 +653,16 @@ sf_registry_describe(SfRegistryView *view)
 	strlcpy(view->endpoint, copy.endpoint, sizeof(view->endpoint));
 	view->state = sf_state_names[copy.state];
 	view->shard = copy.shard;
+	if (copy.shard >= 0)
+	{
+		int			bits = sf_registry_worker_bits();
+
+		view->datacenter = copy.shard >> bits;
+		view->worker = copy.shard & (int32) ((INT64CONST(1) << bits) - 1);
+	}
+	view->skew_known = copy.skew_known;
+	view->skew_ms = copy.skew_ms;
+	view->skew_error_ms = copy.skew_error_ms;
 	view->lease_id = copy.lease_id;
 	view->lease_ttl = copy.lease_ttl;
 	view->lease_deadline = copy.deadline_ns == 0 ? 0 : sf_mono_to_timestamptz(copy.deadline_ns);

@@ -78,17 +78,23 @@ void		sf_registry_await(ShardSlot *slot, int64 wanted, int64 *started_us);
 typedef struct SfRegistryView
 {
 	bool		enabled;
-	const char *endpoints;		/* snowflake.registry */
+	const char *backend;		/* "etcd", "postgresql" */
+	const char *endpoints;		/* snowflake.registry, no password */
 	const char *prefix;
 	char		endpoint[256];	/* in use, "" if none */
 	const char *state;
 	int32		shard;			/* -1: none */
+	int32		datacenter;		/* of the shard, -1: none */
+	int32		worker;			/* of the shard within its datacenter, -1: none */
 	int64		lease_id;		/* 0: none */
 	int64		lease_ttl;		/* 0: none */
 	TimestampTz lease_deadline; /* 0: none */
 	TimestampTz last_keepalive; /* 0: none */
 	int64		published_ms;	/* -1: none */
-	char		last_error[256];
+	bool		skew_known;
+	int64		skew_ms;		/* this server's clock minus the registry's */
+	int64		skew_error_ms;
+	char		last_error[512];
 	uint64		requests;
 	uint64		bytes_sent;
 	uint64		bytes_received;

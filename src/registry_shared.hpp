@@ -25,6 +25,7 @@ extern char *sf_registry;
 extern char *sf_registry_prefix;
 extern int	sf_registry_lease;
 extern char *sf_registry_shards;
+extern int	sf_registry_max_skew;
 
 /* The parsed pool: the GUC's "extra". */
 typedef struct SfPool
@@ -43,7 +44,8 @@ typedef enum SfRegState
 	REG_EXPIRED,
 	REG_POOL_FULL,
 	REG_UNREACHABLE,
-	REG_REFUSED
+	REG_REFUSED,
+	REG_SKEW					/* this server's clock is too far from the registry's */
 } SfRegState;
 
 extern const char *const sf_state_names[];
@@ -69,8 +71,11 @@ typedef struct SfRegistryShared
 	int64		deadline_ns;	/* CLOCK_MONOTONIC; 0: none */
 	TimestampTz last_keepalive;
 	int64		published_ms;	/* Unix ms, -1: none */
+	bool		skew_known;		/* this server's clock minus the registry's: */
+	int64		skew_ms;		/* ... the middle of what the answers allow */
+	int64		skew_error_ms;	/* ... give or take this */
 	char		endpoint[256];
-	char		last_error[256];
+	char		last_error[512];
 	char		holder[256];	/* holder of the shard we could not claim */
 	uint64		requests;
 	uint64		bytes_sent;
@@ -80,7 +85,7 @@ typedef struct SfRegistryShared
 
 extern SfRegistryShared *sf_reg;
 
-/* The backend snowflake.registry names (etcd). */
+/* The backend snowflake.registry names (etcd or PostgreSQL). */
 extern const SfRegistryBackend *sf_backend;
 
 /* Resolution of CLOCK_MONOTONIC_COARSE, in ms, rounded up (at least 1). */
@@ -91,5 +96,14 @@ int64		sf_registry_cap(int64 shard);
 
 /* A monotonic instant (ns) as wall-clock time, for the view. */
 TimestampTz sf_mono_to_timestamptz(int64 mono_ns);
+
+/* snowflake.registry as messages and the view show it (no password). */
+const char *sf_registry_display(void);
+
+/* What the registry is called in messages: "etcd", "the PostgreSQL registry". */
+const char *sf_registry_noun(void);
+
+/* The width of a shard's worker field (shard = datacenter << it | worker). */
+int			sf_registry_worker_bits(void);
 
 #endif							/* SNOWFLAKE_REGISTRY_SHARED_HPP */

@@ -139,41 +139,53 @@ extern "C" Datum
 snowflake_registry(PG_FUNCTION_ARGS)
 {
 	SfRegistryView v;
-	Datum		values[15];
-	bool		nulls[15];
+	Datum		values[20];
+	bool		nulls[20];
+	int			i = 0;
 
 	sf_require_ready();
 	sf_registry_describe(&v);
 	memset(nulls, 0, sizeof(nulls));
-	values[0] = CStringGetTextDatum(v.endpoints);
-	nulls[0] = !v.enabled;
-	values[1] = CStringGetTextDatum(v.endpoint);
-	nulls[1] = v.endpoint[0] == '\0';
-	values[2] = CStringGetTextDatum(v.prefix);
-	nulls[2] = !v.enabled;
-	values[3] = CStringGetTextDatum(v.state);
-	values[4] = Int32GetDatum(v.shard);
-	nulls[4] = v.shard < 0;
+	values[i] = CStringGetTextDatum(v.backend);
+	nulls[i++] = !v.enabled;
+	values[i] = CStringGetTextDatum(v.endpoints);
+	nulls[i++] = !v.enabled;
+	values[i] = CStringGetTextDatum(v.endpoint);
+	nulls[i++] = v.endpoint[0] == '\0';
+	values[i] = CStringGetTextDatum(v.prefix);
+	nulls[i++] = !v.enabled;
+	values[i++] = CStringGetTextDatum(v.state);
+	values[i] = Int32GetDatum(v.shard);
+	nulls[i++] = v.shard < 0;
+	values[i] = Int32GetDatum(v.datacenter);
+	nulls[i++] = v.datacenter < 0;
+	values[i] = Int32GetDatum(v.worker);
+	nulls[i++] = v.worker < 0;
 	{
 		char		hex[24];
 
 		snprintf(hex, sizeof(hex), "%" PRIx64, (uint64) v.lease_id);
-		values[5] = CStringGetTextDatum(hex);
-		nulls[5] = v.lease_id == 0;
+		values[i] = CStringGetTextDatum(hex);
+		nulls[i++] = v.lease_id == 0;
 	}
-	values[6] = Int32GetDatum((int32) v.lease_ttl);
-	nulls[6] = v.lease_ttl == 0;
-	values[7] = TimestampTzGetDatum(v.lease_deadline);
-	nulls[7] = v.lease_deadline == 0;
-	values[8] = TimestampTzGetDatum(v.last_keepalive);
-	nulls[8] = v.last_keepalive == 0;
-	values[9] = TimestampTzGetDatum(sf_timestamptz(v.published_ms));
-	nulls[9] = v.published_ms < 0;
-	values[10] = CStringGetTextDatum(v.last_error);
-	nulls[10] = v.last_error[0] == '\0';
-	values[11] = Int64GetDatum((int64) v.requests);
-	values[12] = Int64GetDatum((int64) v.bytes_sent);
-	values[13] = Int64GetDatum((int64) v.bytes_received);
-	values[14] = BoolGetDatum(v.generating);
+	values[i] = Int32GetDatum((int32) v.lease_ttl);
+	nulls[i++] = v.lease_ttl == 0;
+	values[i] = TimestampTzGetDatum(v.lease_deadline);
+	nulls[i++] = v.lease_deadline == 0;
+	values[i] = TimestampTzGetDatum(v.last_keepalive);
+	nulls[i++] = v.last_keepalive == 0;
+	values[i] = TimestampTzGetDatum(sf_timestamptz(v.published_ms));
+	nulls[i++] = v.published_ms < 0;
+	values[i] = Int64GetDatum(v.skew_ms);
+	nulls[i++] = !v.skew_known;
+	values[i] = Int64GetDatum(v.skew_error_ms);
+	nulls[i++] = !v.skew_known;
+	values[i] = CStringGetTextDatum(v.last_error);
+	nulls[i++] = v.last_error[0] == '\0';
+	values[i++] = Int64GetDatum((int64) v.requests);
+	values[i++] = Int64GetDatum((int64) v.bytes_sent);
+	values[i++] = Int64GetDatum((int64) v.bytes_received);
+	values[i++] = BoolGetDatum(v.generating);
+	Assert(i == 20);
 	PG_RETURN_DATUM(sf_make_record(fcinfo, values, nulls));
 }

@@ -83,7 +83,7 @@ sub promtool
 
 my ($rc, $out) = promtool('check', 'rules', $rules);
 is($rc, 0, 'promtool check rules: the rules file loads') or diag($out);
-like($out, qr/SUCCESS: 12 rules found/, 'all 12 rules are there');
+like($out, qr/SUCCESS: 13 rules found/, 'all 13 rules are there');
 
 ($rc, $out) = promtool('test', 'rules', $rules_test);
 is($rc, 0, 'promtool test rules: every alert fires, and stays quiet, as its tests say')
@@ -516,7 +516,7 @@ SKIP:
 	is($g->($held_series, 'registry_generating'), 1, 'generating 1');
 	is_deeply($held_series->{snowflake_registry_state_active},
 		{ map { ("state=$_" => ($_ eq 'held' ? 1 : 0)) }
-			  ('claiming', 'held', 'expired', 'pool full', 'unreachable', 'mark refused') },
+			  ('claiming', 'held', 'expired', 'pool full', 'unreachable', 'mark refused', 'clock skew') },
 		'the state as a labelled gauge: held 1, every other state 0');
 	is($g->($held_series, 'registry_lease_ttl_seconds'), 3, 'the lease TTL, 3 s');
 	cmp_ok($g->($held_series, 'registry_lease_seconds_left'), '>', 0, 'time left on the lease');
@@ -525,6 +525,14 @@ SKIP:
 	cmp_ok($g->($held_series, 'registry_mark_ahead_seconds'), '>', 0,
 		'the freshness mark published ahead of the clock');
 	is($g->($held_series, 'registry_errors_total'), 0, 'no failed request');
+	# one host, one clock: the measured skew lies within its own error, which
+	# with etcd's Date header (whole seconds) is at most a second and the trip
+	my ($skew, $skew_err) = map { $g->($held_series, "registry_clock_skew$_") } ('_seconds', '_error_seconds');
+	ok(defined $skew && $skew == $skew && defined $skew_err && $skew_err == $skew_err, 'the clock skew and its error are measured')
+	  or diag(explain($held_series));
+	cmp_ok(abs($skew), '<=', $skew_err + 0.001, "one clock: the skew ($skew s) lies within its error ($skew_err s)");
+	cmp_ok($skew_err, '<=', 1.5, 'the error at most a second and half the round trip');
+	is($g->($held_series, 'registry_max_skew_seconds'), 1, 'snowflake.registry_max_skew, 1 s by default');
 	is($g->($held_series, 'refusals_total', 'cause=registry_lease'), 0,
 		'the registry_lease refusals, a series without a shard, at 0');
 	is($g->($held_series, 'ids_issued_total', "shard=$held"), 10, "10 IDs of shard $held");

@@ -9,6 +9,12 @@
 #	$etcd->endpoints;                   # "http://127.0.0.1:P1,..."
 #	$etcd->kill_member(1); $etcd->start_member(1);
 #	$etcd->ctl('get', '--prefix', '/snowflake/');
+#
+#	For the partition tests, members may listen on other addresses and run
+#	in a network namespace (NetNs):
+#	EtcdCluster->new(3, peer_hosts => ['198.18.5.1', '198.18.5.1', '198.18.5.2'],
+#	    client_hosts => [['127.0.0.1', '198.18.5.1'], [...], ['198.18.5.2']],
+#	    netns => [undef, undef, $ns], pre_vote => 1);
 
 package EtcdCluster;
 
@@ -58,23 +64,28 @@ sub pick_ports
 
 sub new
 {
-	my ($class, $members) = @_;
+	my ($class, $members, %o) = @_;
 	$members //= 3;
 	my @ports = pick_ports(2 * $members);
 	my $self = bless {
-		dir     => PostgreSQL::Test::Utils::tempdir('etcd'),
-		members => [],
-		token   => 'snowflake-test-' . $$ . '-' . int(rand(1e9)),
+		dir      => PostgreSQL::Test::Utils::tempdir('etcd'),
+		members  => [],
+		token    => 'snowflake-test-' . $$ . '-' . int(rand(1e9)),
+		pre_vote => $o{pre_vote},
 	}, $class;
 	for my $i (1 .. $members)
 	{
 		push @{ $self->{members} },
 		  {
-			name        => "e$i",
-			client_port => shift @ports,
-			peer_port   => shift @ports,
-			pid         => undef,
-			started     => 0,
+			name         => "e$i",
+			client_port  => shift @ports,
+			peer_port    => shift @ports,
+			peer_host    => ($o{peer_hosts} ? $o{peer_hosts}[ $i - 1 ] : undef) // '127.0.0.1',
+			client_hosts => ($o{client_hosts} ? $o{client_hosts}[ $i - 1 ] : undef)
+			  // ['127.0.0.1'],
+			netns   => $o{netns} ? $o{netns}[ $i - 1 ] : undef,
+			pid     => undef,
+			started => 0,
 		  };
 	}
 	push @all_clusters, $self;
@@ -87,8 +98,9 @@ sub member { my ($self, $i) = @_; return $self->{members}[ $i - 1 ]; }
 
 sub endpoint
 {
-	my ($self, $i) = @_;
-	return 'http://127.0.0.1:' . $self->member($i)->{client_port};
+	my ($self, $i, $host) = @_;
+	my $m = $self->member($i);
+	return 'http://' . ($host // $m->{client_hosts}[0]) . ':' . $m->{client_port};
 }
 
 sub endpoints
@@ -104,22 +116,31 @@ sub start_member
 	my $m       = $self->member($i);
 	my $data    = "$self->{dir}/$m->{name}";
 	my $cluster = join(',',
-		map { "$_->{name}=http://127.0.0.1:$_->{peer_port}" } @{ $self->{members} });
+		map { "$_->{name}=http://$_->{peer_host}:$_->{peer_port}" } @{ $self->{members} });
+	my $clients = join(',', map { "http://$_:$m->{client_port}" } @{ $m->{client_hosts} });
 	my @cmd = (
 		$etcd,
 		'--name' => $m->{name},
 		'--data-dir' => $data,
-		'--listen-client-urls' => "http://127.0.0.1:$m->{client_port}",
-		'--advertise-client-urls' => "http://127.0.0.1:$m->{client_port}",
-		'--listen-peer-urls' => "http://127.0.0.1:$m->{peer_port}",
-		'--initial-advertise-peer-urls' => "http://127.0.0.1:$m->{peer_port}",
+		'--listen-client-urls' => $clients,
+		'--advertise-client-urls' => $self->endpoint($i),
+		'--listen-peer-urls' => "http://$m->{peer_host}:$m->{peer_port}",
+		'--initial-advertise-peer-urls' => "http://$m->{peer_host}:$m->{peer_port}",
 		'--initial-cluster' => $cluster,
 		'--initial-cluster-token' => $self->{token},
 		'--initial-cluster-state' => ($m->{started} ? 'existing' : 'new'),
 		# short elections keep the tests quick
 		'--heartbeat-interval' => 100,
 		'--election-timeout' => 1000);
+	push @cmd, '--pre-vote' if $self->{pre_vote};
 	my $log = "$self->{dir}/$m->{name}.log";
+	if ($m->{netns})
+	{
+		# the member's own pid, and sudo's to reap
+		($m->{pid}, $m->{sudo_pid}) = $m->{netns}->spawn(\@cmd, $log);
+		$m->{started} = 1;
+		return;
+	}
 	my $pid = fork();
 	die "fork failed: $!" unless defined $pid;
 	if ($pid == 0)
@@ -140,8 +161,9 @@ sub kill_member
 	my $m = $self->member($i);
 	return unless $m->{pid};
 	kill 'KILL', $m->{pid};
-	waitpid($m->{pid}, 0);
+	waitpid($m->{sudo_pid} // $m->{pid}, 0);
 	$m->{pid} = undef;
+	$m->{sudo_pid} = undef;
 	return;
 }
 

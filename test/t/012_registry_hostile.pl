@@ -8,7 +8,8 @@
 #      generates normally afterwards; a fixed key is claimed again;
 #  (b) the answer to a claim is lost (a proxy forwards the claim to etcd and
 #      drops the connection before answering): the server takes the shard it
-#      holds under its own lease instead of refusing itself forever;
+#      holds under its own lease instead of refusing itself forever; from a
+#      pool, it takes that shard rather than another (no shard leaks);
 #  (c) a call that waits for the clock re-checks its lease: etcd frozen while
 #      the call waits, the deadline passes, and the call refuses instead of
 #      returning an ID after the deadline;
@@ -146,7 +147,7 @@ my $proxy_pid = fork();
 die "fork: $!" unless defined $proxy_pid;
 if ($proxy_pid == 0)
 {
-	my $dropped = 0;
+	my %dropped;
 	while (my $c = $proxy->accept)
 	{
 		while (1)
@@ -175,10 +176,11 @@ if ($proxy_pid == 0)
 			my $answer = '';
 			while (sysread($e, my $buf, 65536)) { $answer .= $buf; }
 			close $e;
-			if (!$dropped && $path eq '/v3/kv/txn' && $body =~ /"target":"CREATE"/)
+			# the first claim of each key: etcd applied it; the client never hears
+			if ($path eq '/v3/kv/txn' && $body =~ /"key":"([^"]+)","target":"CREATE"/
+				&& !$dropped{$1}++)
 			{
-				$dropped = 1;
-				last;    # etcd applied it; the client never hears
+				last;
 			}
 			# re-framed with a Content-Length, so the client may keep the connection
 			my ($status, $headers, $rest) = $answer =~ /^(HTTP\/1\.1 \d+[^\r]*)\r\n(.*?)\r\n\r\n(.*)$/s;
@@ -216,6 +218,19 @@ like(holder_in_etcd($etcd, '/snowflake/lost', 4), qr/port \Q${\ $l->port }\E/,
 	'the holder key is this server\'s');
 $l->stop;
 is(holder_in_etcd($etcd, '/snowflake/lost', 4), '', 'a clean stop released it: nothing leaked');
+
+# the same from a pool: the retry takes the shard whose claim went unanswered,
+# instead of claiming another and leaving that one held under its lease
+reconfigure($l, $etcd, prefix => '/snowflake/lostpool', lease => 3, shards => '4-5',
+	endpoints => "http://127.0.0.1:$proxy_port");
+$l->start;
+wait_generating($l, 'a pool server whose first claim was answered into the void');
+my $pool_shard = held_shard($l);
+ok($l->log_contains(qr/shard $pool_shard is already held under this server's lease \w+; taking it/),
+	'it took the shard of its unanswered claim');
+is(scalar(grep { holder_in_etcd($etcd, '/snowflake/lostpool', $_) ne '' } 4, 5), 1,
+	'one holder key in the pool: the unanswered claim did not leak a shard');
+$l->stop;
 
 ###########################################################################
 # (c) a call that waits for the clock re-checks its lease
