@@ -154,7 +154,7 @@ snowflake_server_metrics(PG_FUNCTION_ARGS)
 	nulls[17] = !reg.enabled || !reg.skew_known;
 	values[18] = Float8GetDatum(reg.skew_error_ms / 1000.0);
 	nulls[18] = nulls[17];
-	values[19] = Float8GetDatum(sf_registry_max_skew / 1000.0);
+	values[19] = Float8GetDatum(reg.max_skew_ms / 1000.0);
 	nulls[19] = !reg.enabled;
 	PG_RETURN_DATUM(sf_make_record(fcinfo, values, nulls));
 }

@@ -663,6 +663,7 @@ sf_registry_describe(SfRegistryView *view)
 	view->skew_known = copy.skew_known;
 	view->skew_ms = copy.skew_ms;
 	view->skew_error_ms = copy.skew_error_ms;
+	view->max_skew_ms = sf_registry_max_skew;
 	view->lease_id = copy.lease_id;
 	view->lease_ttl = copy.lease_ttl;
 	view->lease_deadline = copy.deadline_ns == 0 ? 0 : sf_mono_to_timestamptz(copy.deadline_ns);

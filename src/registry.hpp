@@ -94,6 +94,7 @@ typedef struct SfRegistryView
 	bool		skew_known;
 	int64		skew_ms;		/* this server's clock minus the registry's */
 	int64		skew_error_ms;
+	int32		max_skew_ms;	/* snowflake.registry_max_skew */
 	char		last_error[512];
 	uint64		requests;
 	uint64		bytes_sent;
