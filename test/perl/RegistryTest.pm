@@ -19,13 +19,15 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
 our @EXPORT = qw(registry_node registry_conf registry_target reconfigure wait_generating
-  registry_row held_shard holder_in_etcd);
+  registry_row held_shard holder_in_etcd process_family
+  citus_stand_in REFUSAL_PROBE pgbench_inserts);
 
 # snowflake.registry for a registry: etcd's endpoints, or a connection
 # string to a PostgreSQL node's database (by its Unix socket).
@@ -103,6 +105,114 @@ sub holder_in_etcd
 	my $out = $etcd->ctl('get', '--print-value-only', "$prefix/shards/$shard/holder");
 	chomp $out;
 	return $out;
+}
+
+# The postmaster of a node and every process it started (to SIGSTOP a
+# whole server, or to find its registry worker).
+sub process_family
+{
+	my ($node) = @_;
+	my $pm = $node->{_pid};
+	my @kids;
+	opendir my $dh, '/proc' or die;
+	for my $pid (grep { /^\d+$/ } readdir $dh)
+	{
+		open my $fh, '<', "/proc/$pid/stat" or next;
+		my $stat = <$fh>;
+		close $fh;
+		next unless defined $stat;
+		my ($ppid) = substr($stat, rindex($stat, ')') + 2) =~ /^\S+ (\d+)/;
+		push @kids, $pid if defined $ppid && $ppid == $pm;
+	}
+	closedir $dh;
+	return ($pm, @kids);
+}
+
+# A stand-in for Citus's catalog on $coord (pg_dist_node listing @nodes, in
+# order) and for its run_command_on_all_nodes() (through dblink), enough for
+# the node check in docs/operations.md to run as it would on a Citus
+# coordinator.
+sub citus_stand_in
+{
+	my ($coord, @nodes) = @_;
+	$coord->safe_psql('postgres', q{
+	CREATE EXTENSION dblink;
+	CREATE TABLE pg_dist_node (nodeid int PRIMARY KEY, nodename text, nodeport int);
+	CREATE FUNCTION run_command_on_all_nodes(command text,
+		OUT nodeid int, OUT success boolean, OUT result text)
+	RETURNS SETOF record LANGUAGE plpgsql AS $$
+	DECLARE
+		n record;
+	BEGIN
+		FOR n IN SELECT * FROM pg_dist_node ORDER BY 1 LOOP
+			nodeid := n.nodeid;
+			BEGIN
+				SELECT r INTO result FROM dblink(format('host=%s port=%s dbname=postgres',
+				                                        n.nodename, n.nodeport), command) AS t(r text);
+				success := true;
+			EXCEPTION WHEN OTHERS THEN
+				success := false;
+				result := SQLERRM;
+			END;
+			RETURN NEXT;
+		END LOOP;
+	END $$;
+});
+	my $id = 1;
+	for my $n (@nodes)
+	{
+		$coord->safe_psql('postgres',
+			sprintf(q{INSERT INTO pg_dist_node VALUES (%d, '%s', %d)}, $id++, $n->host, $n->port));
+	}
+	return;
+}
+
+# A client that calls snowflake_nextval() every 50 ms and notes when it is
+# first refused (NOTICE "refused after N s: ..."), or "never refused" after 20 s.
+use constant REFUSAL_PROBE => q{
+DO $$
+DECLARE
+	t0 timestamptz := clock_timestamp();
+BEGIN
+	LOOP
+		BEGIN
+			PERFORM snowflake_nextval();
+		EXCEPTION WHEN object_not_in_prerequisite_state THEN
+			RAISE NOTICE 'refused after % s: %',
+				round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2), SQLERRM;
+			RETURN;
+		END;
+		IF clock_timestamp() - t0 > interval '20 s' THEN
+			RAISE NOTICE 'never refused';
+			RETURN;
+		END IF;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
+};
+
+# pgbench on every node at once for 3 seconds, two clients each, inserting
+# into t (c); returns how many of the runs succeeded.
+sub pgbench_inserts
+{
+	my @nodes = @_;
+	my @runs;
+	for my $node (@nodes)
+	{
+		my $script = $node->basedir . '/insert.sql';
+		open my $fh, '>', $script or die;
+		print $fh "INSERT INTO t (c) VALUES (:client_id);\n";
+		close $fh;
+		push @runs,
+		  IPC::Run::start(
+			[
+				'pgbench', '--no-vacuum', '--client=2', '--jobs=1', '--time=3', '-f', $script,
+				'-h', $node->host, '-p', $node->port, 'postgres'
+			],
+			'>', \my $out, '2>', \my $err);
+	}
+	$_->finish for @runs;
+	return scalar(grep { $_->result == 0 } @runs);
 }
 
 1;

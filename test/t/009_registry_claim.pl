@@ -61,23 +61,7 @@ my %distinct = map { $_ => 1 } values %shard_of;
 is(scalar keys %distinct, 5, 'five servers hold five distinct shards');
 
 # concurrent inserts on all five at once
-my @runs;
-for my $node (@nodes)
-{
-	my $script = $node->basedir . '/insert.sql';
-	open my $fh, '>', $script or die;
-	print $fh "INSERT INTO t (c) VALUES (:client_id);\n";
-	close $fh;
-	push @runs,
-	  IPC::Run::start(
-		[
-			'pgbench', '--no-vacuum', '--client=2', '--jobs=1', '--time=3', '-f', $script,
-			'-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \my $out, '2>', \my $err);
-}
-$_->finish for @runs;
-is(scalar(grep { $_->result == 0 } @runs), 5, 'pgbench ran on all five servers');
+is(pgbench_inserts(@nodes), 5, 'pgbench ran on all five servers');
 
 my $all = $nodes[0]->basedir . '/all_ids';
 open my $fh, '>', $all or die;

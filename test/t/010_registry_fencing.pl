@@ -31,26 +31,6 @@ plan skip_all => 'etcd is not installed' unless -x $EtcdCluster::etcd;
 my $etcd = EtcdCluster->new(3);
 my $lease = 3;
 
-# The postmaster of a node and every process it started.
-sub process_family
-{
-	my ($node) = @_;
-	my $pm = $node->{_pid};
-	my @kids;
-	opendir my $dh, '/proc' or die;
-	for my $pid (grep { /^\d+$/ } readdir $dh)
-	{
-		open my $fh, '<', "/proc/$pid/stat" or next;
-		my $stat = <$fh>;
-		close $fh;
-		next unless defined $stat;
-		my ($ppid) = substr($stat, rindex($stat, ')') + 2) =~ /^\S+ (\d+)/;
-		push @kids, $pid if defined $ppid && $ppid == $pm;
-	}
-	closedir $dh;
-	return ($pm, @kids);
-}
-
 my $create = q{
 	CREATE EXTENSION snowflake;
 	CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(),
@@ -156,32 +136,10 @@ wait_generating($q);
 my $q_shard = held_shard($q);
 my $q_before = $q->safe_psql('postgres', 'SELECT snowflake_nextval()');
 
-# a client that calls snowflake_nextval() every 50 ms and notes when it fails
-my $probe = q{
-DO $$
-DECLARE
-	t0 timestamptz := clock_timestamp();
-BEGIN
-	LOOP
-		BEGIN
-			PERFORM snowflake_nextval();
-		EXCEPTION WHEN object_not_in_prerequisite_state THEN
-			RAISE NOTICE 'refused after % s: %',
-				round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2), SQLERRM;
-			RETURN;
-		END;
-		IF clock_timestamp() - t0 > interval '20 s' THEN
-			RAISE NOTICE 'never refused';
-			RETURN;
-		END IF;
-		PERFORM pg_sleep(0.05);
-	END LOOP;
-END $$;
-};
 $etcd->kill_member(2);
 $etcd->kill_member(3);
 my $killed_at = time;
-($ret, $out, $err) = $q->psql('postgres', $probe);
+($ret, $out, $err) = $q->psql('postgres', REFUSAL_PROBE);
 my $refused_after = time - $killed_at;
 like($err, qr/refused after [\d.]+ s: cannot generate snowflake IDs: the registry lease of shard $q_shard is not known to be valid/,
 	'without quorum, generation stops with "the registry lease ... is not known to be valid"');

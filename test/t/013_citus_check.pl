@@ -65,36 +65,8 @@ foreach my $name (qw(fixed registry same unset))
 wait_generating($nodes[1], 'the registry node');
 
 # the stand-in for Citus's catalog and its function
-$coord->safe_psql('postgres', q{
-	CREATE EXTENSION snowflake;
-	CREATE EXTENSION dblink;
-	CREATE TABLE pg_dist_node (nodeid int PRIMARY KEY, nodename text, nodeport int);
-	CREATE FUNCTION run_command_on_all_nodes(command text,
-		OUT nodeid int, OUT success boolean, OUT result text)
-	RETURNS SETOF record LANGUAGE plpgsql AS $$
-	DECLARE
-		n record;
-	BEGIN
-		FOR n IN SELECT * FROM pg_dist_node ORDER BY 1 LOOP
-			nodeid := n.nodeid;
-			BEGIN
-				SELECT r INTO result FROM dblink(format('host=%s port=%s dbname=postgres',
-				                                        n.nodename, n.nodeport), command) AS t(r text);
-				success := true;
-			EXCEPTION WHEN OTHERS THEN
-				success := false;
-				result := SQLERRM;
-			END;
-			RETURN NEXT;
-		END LOOP;
-	END $$;
-});
-my $id = 1;
-foreach my $n (@nodes)
-{
-	$coord->safe_psql('postgres',
-		sprintf(q{INSERT INTO pg_dist_node VALUES (%d, '%s', %d)}, $id++, $n->host, $n->port));
-}
+$coord->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+citus_stand_in($coord, @nodes);
 
 my $out = $coord->safe_psql('postgres', $query);
 my %flagged;

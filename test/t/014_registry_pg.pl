@@ -46,26 +46,6 @@ sub rq
 	return $reg->safe_psql($db // 'registry', $sql);
 }
 
-# The postmaster of a node and every process it started.
-sub process_family
-{
-	my ($node) = @_;
-	my $pm = $node->{_pid};
-	my @kids;
-	opendir my $dh, '/proc' or die;
-	for my $pid (grep { /^\d+$/ } readdir $dh)
-	{
-		open my $fh, '<', "/proc/$pid/stat" or next;
-		my $stat = <$fh>;
-		close $fh;
-		next unless defined $stat;
-		my ($ppid) = substr($stat, rindex($stat, ')') + 2) =~ /^\S+ (\d+)/;
-		push @kids, $pid if defined $ppid && $ppid == $pm;
-	}
-	closedir $dh;
-	return ($pm, @kids);
-}
-
 my $create = q{
 	CREATE EXTENSION snowflake;
 	CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(),
@@ -117,23 +97,7 @@ is(rq(q{SELECT count(*) FROM snowflake_registry.claims WHERE status = 'active'})
 	'four active rows in all');
 
 # concurrent inserts on all four, then every ID once
-my @runs;
-for my $node (@h)
-{
-	my $script = $node->basedir . '/insert.sql';
-	open my $fh, '>', $script or die;
-	print $fh "INSERT INTO t (c) VALUES (:client_id);\n";
-	close $fh;
-	push @runs,
-	  IPC::Run::start(
-		[
-			'pgbench', '--no-vacuum', '--client=2', '--jobs=1', '--time=3', '-f', $script,
-			'-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \my $o, '2>', \my $e);
-}
-$_->finish for @runs;
-is(scalar(grep { $_->result == 0 } @runs), 4, 'pgbench ran on all four servers');
+is(pgbench_inserts(@h), 4, 'pgbench ran on all four servers');
 my (%seen, $dups, $total);
 for my $node (@h)
 {
@@ -260,30 +224,9 @@ $q->start;
 wait_generating($q, 'q (h3)');
 my $q_shard = held_shard($q);
 my $q_before = $q->safe_psql('postgres', 'SELECT snowflake_nextval()');
-my $probe = q{
-DO $$
-DECLARE
-	t0 timestamptz := clock_timestamp();
-BEGIN
-	LOOP
-		BEGIN
-			PERFORM snowflake_nextval();
-		EXCEPTION WHEN object_not_in_prerequisite_state THEN
-			RAISE NOTICE 'refused after % s: %',
-				round(extract(epoch FROM clock_timestamp() - t0)::numeric, 2), SQLERRM;
-			RETURN;
-		END;
-		IF clock_timestamp() - t0 > interval '20 s' THEN
-			RAISE NOTICE 'never refused';
-			RETURN;
-		END IF;
-		PERFORM pg_sleep(0.05);
-	END LOOP;
-END $$;
-};
 $reg->stop('immediate');
 my $down_at = time;
-($ret, $out, $err) = $q->psql('postgres', $probe);
+($ret, $out, $err) = $q->psql('postgres', REFUSAL_PROBE);
 my ($after) = $err =~ /refused after ([\d.]+) s/;
 like($err, qr/cannot generate snowflake IDs: the registry lease of shard $q_shard is not known to be valid/,
 	'registry down: generation stops with "the registry lease ... is not known to be valid"');

@@ -79,35 +79,7 @@ is($coord->safe_psql('postgres', 'SELECT version FROM snowflake_registry.schema_
 	'its tables were made by the first server that connected');
 
 # the stand-in for Citus's catalog and function, then the guide's check
-$coord->safe_psql('postgres', q{
-	CREATE EXTENSION dblink;
-	CREATE TABLE pg_dist_node (nodeid int PRIMARY KEY, nodename text, nodeport int);
-	CREATE FUNCTION run_command_on_all_nodes(command text,
-		OUT nodeid int, OUT success boolean, OUT result text)
-	RETURNS SETOF record LANGUAGE plpgsql AS $$
-	DECLARE
-		n record;
-	BEGIN
-		FOR n IN SELECT * FROM pg_dist_node ORDER BY 1 LOOP
-			nodeid := n.nodeid;
-			BEGIN
-				SELECT r INTO result FROM dblink(format('host=%s port=%s dbname=postgres',
-				                                        n.nodename, n.nodeport), command) AS t(r text);
-				success := true;
-			EXCEPTION WHEN OTHERS THEN
-				success := false;
-				result := SQLERRM;
-			END;
-			RETURN NEXT;
-		END LOOP;
-	END $$;
-});
-my $id = 1;
-for my $n ($coord, @workers)
-{
-	$coord->safe_psql('postgres',
-		sprintf(q{INSERT INTO pg_dist_node VALUES (%d, '%s', %d)}, $id++, $n->host, $n->port));
-}
+citus_stand_in($coord, $coord, @workers);
 is($coord->safe_psql('postgres', $query // 'SELECT 1'), '', 'the guide\'s node check flags no node');
 
 # every node inserts at once
