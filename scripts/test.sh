@@ -13,8 +13,9 @@
 #   SKIP_BUILD=1 bash scripts/test.sh                         # test what is installed
 #
 # Suites: unit, release (version and META.json checks), regress, tap, package,
-# and integration (test/integration/*.pl: client libraries, the metrics
-# exporter, pg_partman, active-active; on PG_INTEGRATION_VERSION only).
+# and integration (test/integration/*.pl: client libraries, the trusted
+# extension, the metrics exporter; on PG_INTEGRATION_VERSION only; pg_partman
+# and active-active are TAP tests, 045 and 046, on every version).
 # Each version prints its counts; the last line sums the runners' own counts
 # over all versions and suites: "N passed, N failed".
 set -euo pipefail
