@@ -58,7 +58,7 @@ sub check_claims
 		my $id = $n->safe_psql('postgres', 'SELECT snowflake_nextval()');
 		is($n->safe_psql('postgres',
 				"SELECT snowflake_datacenter($id) || '|' || snowflake_worker($id) || '|' || snowflake_shard_id($id)"),
-			"$d|$w|$shard", "$what: $name's IDs decode to its datacenter and worker");
+			"$d|$w|$shard", "$what: ${name}'s IDs decode to its datacenter and worker");
 		is($n->safe_psql('postgres', 'SELECT datacenter_id, shard_id FROM snowflake_layout()'),
 			"$dc{$name}|$shard", "$what: snowflake_layout() shows the datacenter and the shard held");
 	}
@@ -81,7 +81,7 @@ for my $name (qw(a b c))
 			qq{SELECT count(*) FROM snowflake_registry.claims WHERE id_space = '/dc'
 			   AND datacenter = $dc{$name} AND worker = $w AND status = 'active'
 			   AND holder LIKE '%port $port,%'}),
-		'1', "PostgreSQL: $name's row carries datacenter $dc{$name} and worker $w");
+		'1', "PostgreSQL: ${name}'s row carries datacenter $dc{$name} and worker $w");
 }
 $_->stop for values %node;
 
