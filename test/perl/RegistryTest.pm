@@ -192,16 +192,16 @@ END $$;
 };
 
 # pgbench on every node at once for 3 seconds, two clients each, inserting
-# into t (c); returns how many of the runs succeeded.
+# into $table (c); returns how many of the runs succeeded.
 sub pgbench_inserts
 {
-	my @nodes = @_;
+	my ($table, @nodes) = @_;
 	my @runs;
 	for my $node (@nodes)
 	{
 		my $script = $node->basedir . '/insert.sql';
 		open my $fh, '>', $script or die;
-		print $fh "INSERT INTO t (c) VALUES (:client_id);\n";
+		print $fh "INSERT INTO $table (c) VALUES (:client_id);\n";
 		close $fh;
 		push @runs,
 		  IPC::Run::start(

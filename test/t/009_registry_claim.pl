@@ -61,7 +61,7 @@ my %distinct = map { $_ => 1 } values %shard_of;
 is(scalar keys %distinct, 5, 'five servers hold five distinct shards');
 
 # concurrent inserts on all five at once
-is(pgbench_inserts(@nodes), 5, 'pgbench ran on all five servers');
+is(pgbench_inserts('t', @nodes), 5, 'pgbench ran on all five servers');
 
 my $all = $nodes[0]->basedir . '/all_ids';
 open my $fh, '>', $all or die;

@@ -97,7 +97,7 @@ is(rq(q{SELECT count(*) FROM snowflake_registry.claims WHERE status = 'active'})
 	'four active rows in all');
 
 # concurrent inserts on all four, then every ID once
-is(pgbench_inserts(@h), 4, 'pgbench ran on all four servers');
+is(pgbench_inserts('t', @h), 4, 'pgbench ran on all four servers');
 my (%seen, $dups, $total);
 for my $node (@h)
 {

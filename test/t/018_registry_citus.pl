@@ -83,23 +83,9 @@ citus_stand_in($coord, $coord, @workers);
 is($coord->safe_psql('postgres', $query // 'SELECT 1'), '', 'the guide\'s node check flags no node');
 
 # every node inserts at once
-my @runs;
-for my $n ($coord, @workers)
-{
-	$n->safe_psql('postgres', 'CREATE TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), c int)');
-	my $script = $n->basedir . '/insert.sql';
-	open my $fh, '>', $script or die;
-	print $fh "INSERT INTO events (c) VALUES (:client_id);\n";
-	close $fh;
-	push @runs,
-	  IPC::Run::start(
-		[
-			'pgbench', '--no-vacuum', '--client=2', '--jobs=1', '--time=3', '-f', $script,
-			'-h', $n->host, '-p', $n->port, 'postgres'
-		],
-		'>', \my $o, '2>', \my $e);
-}
-$_->finish for @runs;
+$_->safe_psql('postgres', 'CREATE TABLE events (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), c int)')
+  for ($coord, @workers);
+is(pgbench_inserts('events', $coord, @workers), 1 + @workers, 'pgbench ran on every node');
 my (%seen, $dups, $total);
 for my $n ($coord, @workers)
 {
