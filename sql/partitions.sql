@@ -100,6 +100,15 @@ SELECT snowflake_partition_span(86400000);
 SELECT snowflake_partition_span(0);
 SELECT snowflake_partition_span(-4194304);
 
+-- a range that reaches the layout's last unit: its first ID past the range
+-- would be 2^63, so the last partition ends at MAXVALUE (to_id NULL)
+WITH edge AS (SELECT snowflake_timestamp(9223372036854775807) + interval '1 millisecond' AS t)
+SELECT count(*) > 0 AS rows,
+       count(*) FILTER (WHERE b.to_id IS NULL) AS open_ended,
+       bool_and(b.to_id IS NULL OR b.to_id = b.from_id + snowflake_partition_interval('1 day')) AS contiguous,
+       bool_and(b.ends IS NULL OR b.ends > b.starts) AS ordered
+FROM edge, snowflake_partition_bounds(edge.t - interval '3 days', edge.t) b;
+
 -- labels
 SELECT p.oid::regprocedure AS function, p.provolatile, p.proisstrict, p.proparallel, p.proconfig
 FROM pg_proc p WHERE p.proname LIKE 'snowflake\_partition\_%' ORDER BY 1::text;

@@ -213,7 +213,8 @@ struct SfBoundsWalk
 	int64		k;				/* the partition: IDs [k * step, (k + 1) * step) */
 	int64		step;			/* IDs per partition */
 	int64		units;			/* timestamp units per partition */
-	int64		hi;				/* the first ID past the range */
+	int64		last;			/* the last ID of the range */
+	bool		more;			/* partitions are left to return */
 };
 
 /*
@@ -253,12 +254,16 @@ snowflake_partition_bounds(PG_FUNCTION_ARGS)
 			int64		lo = sf_offset_of_timestamptz(from_time) << bits;
 
 			/*
-			 * The first ID past the range: the unit after the one that holds
-			 * the last instant before to_time (a unit that begins before
-			 * to_time holds IDs of the range, even if to_time lies within it).
+			 * The last ID of the range: the last of the unit that holds the
+			 * last instant before to_time (a unit that begins before to_time
+			 * holds IDs of the range, even if to_time lies within it).  Kept
+			 * inclusive: the first ID past the layout's last unit would be
+			 * 2^63, past the largest bigint.
 			 */
-			walk->hi = (sf_offset_of_timestamptz(to_time - 1) + 1) << bits;
+			walk->last = (sf_offset_of_timestamptz(to_time - 1) << bits) |
+				((INT64CONST(1) << bits) - 1);
 			walk->k = lo / walk->step;
+			walk->more = true;
 		}
 		fctx->user_fctx = walk;
 		MemoryContextSwitchTo(old);
@@ -266,8 +271,8 @@ snowflake_partition_bounds(PG_FUNCTION_ARGS)
 	fctx = SRF_PERCALL_SETUP();
 	walk = (SfBoundsWalk *) fctx->user_fctx;
 
-	/* hi > 0 only for a non-empty range; k * step <= hi cannot overflow */
-	if (walk->hi > 0 && walk->k * walk->step < walk->hi)
+	/* k * step is the previous partition's to_id, which did not overflow */
+	if (walk->more && walk->k * walk->step <= walk->last)
 	{
 		const snowflake::Layout &l = sf_layout;
 		Datum		values[4];
@@ -275,7 +280,7 @@ snowflake_partition_bounds(PG_FUNCTION_ARGS)
 		int64		to_id;
 		int64		end_ms;
 
-		/* k * units is a unit of the layout (its first ID is below hi) */
+		/* k * units is a unit of the layout (its first ID is in the range) */
 		values[0] = TimestampTzGetDatum(sf_timestamptz(l.unix_ms_of(walk->k * walk->units)));
 		/* the end may lie past what a timestamptz holds: NULL then */
 		if (!pg_mul_s64_overflow(walk->k + 1, walk->units * l.unit_ms, &end_ms) &&
@@ -288,7 +293,7 @@ snowflake_partition_bounds(PG_FUNCTION_ARGS)
 		if (pg_mul_s64_overflow(walk->k + 1, walk->step, &to_id))
 		{
 			nulls[3] = true;	/* MAXVALUE: the last partition */
-			walk->hi = 0;
+			walk->more = false;
 		}
 		else
 			values[3] = Int64GetDatum(to_id);
