@@ -116,6 +116,15 @@ sub table_rows
 	return [ map { "$_: " . $node->safe_psql($db, "SELECT count(*) FROM $_") } @tables ];
 }
 
+# Whether extension version $a is $b or later (MAJOR.MINOR).
+sub version_at_least
+{
+	my ($a, $b) = @_;
+	my @a = split /\./, $a;
+	my @b = split /\./, $b;
+	return $a[0] > $b[0] || ($a[0] == $b[0] && $a[1] >= $b[1]);
+}
+
 # Lines in one list and not the other, for the failure message.
 sub differences
 {
@@ -145,6 +154,16 @@ foreach my $old (@older)
 	$node->safe_psql($db, "CREATE EXTENSION snowflake VERSION '$old'");
 	is($node->safe_psql($db, "SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
 		$old, "$db: installed $old");
+	# from 1.2 on, an update leaves what users built on our views and
+	# functions alone (README, "Views of yours over ours")
+	my $keeps_views = version_at_least($old, '1.2');
+	if ($keeps_views)
+	{
+		$node->safe_psql($db, q{
+			CREATE VIEW my_registry AS SELECT * FROM snowflake_registry;
+			CREATE VIEW my_layout AS SELECT * FROM snowflake_layout();
+			CREATE VIEW my_stats AS SELECT * FROM snowflake_stats;});
+	}
 	my ($ret, $out, $err) = $node->psql($db, 'ALTER EXTENSION snowflake UPDATE');
 	is($ret, 0, "$db: ALTER EXTENSION snowflake UPDATE succeeds") or diag($err);
 	is($node->safe_psql($db, "SELECT extversion FROM pg_extension WHERE extname = 'snowflake'"),
@@ -156,6 +175,15 @@ foreach my $old (@older)
 	is_deeply(table_rows($db), table_rows('fresh'), "$db: the extension's tables have the same number of rows");
 	is($node->safe_psql($db, 'SELECT snowflake_shard_id(snowflake_nextval())'),
 		7, "$db: the upgraded extension generates");
+	if ($keeps_views)
+	{
+		is($node->safe_psql($db, q{
+			SELECT (SELECT count(*) FROM my_registry) >= 0
+			   AND (SELECT shard_id FROM my_layout) = 7
+			   AND (SELECT count(*) FROM my_stats) >= 0}),
+			't', "$db: users' views over snowflake_registry, snowflake_layout() and snowflake_stats survive the update");
+		$node->safe_psql($db, 'DROP VIEW my_registry, my_layout, my_stats');
+	}
 }
 
 # The comparison sees what a script missing from one path would cause: a
