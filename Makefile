@@ -2,14 +2,17 @@
 
 EXTENSION  = snowflake
 MODULE_big = snowflake
-# in layer order (see src/snowflake.cpp): core, settings, state, registry, SQL
-OBJS       = src/layout.o src/generator.o src/atomicgen.o src/textform.o src/shardlist.o \
-             src/records.o src/statefile.o \
-             src/settings.o src/seqstart.o \
-             src/recorded.o src/fastpath.o src/shmem.o src/wal.o src/mark.o \
-             src/etcd_json.o src/etcd.o src/backend_etcd.o src/backend_pg.o src/registry.o src/lease.o \
-             src/generate.o src/backfill.o src/decode.o src/partitions.o src/layouts.o src/stats.o src/metrics.o src/origin.o \
-             src/snowflake.o
+# in layer order, one folder a layer (src/README.md): core, settings, state,
+# registry, SQL, then the module itself; make layercheck checks the order
+CORE_OBJS     = src/core/layout.o src/core/generator.o src/core/atomicgen.o src/core/textform.o \
+                src/core/shardlist.o src/core/records.o src/core/statefile.o
+SETTINGS_OBJS = src/settings/settings.o src/settings/seqstart.o
+STATE_OBJS    = src/state/datadir.o src/state/fastpath.o src/state/shmem.o src/state/wal.o src/state/mark.o
+REGISTRY_OBJS = src/registry/etcd_json.o src/registry/etcd.o src/registry/backend_etcd.o \
+                src/registry/backend_pg.o src/registry/registry.o src/registry/lease.o
+SQL_OBJS      = src/sql/nextval.o src/sql/backfill.o src/sql/decode.o src/sql/partitions.o \
+                src/sql/foreign_layouts.o src/sql/stats.o src/sql/metrics.o src/sql/origin.o
+OBJS       = $(CORE_OBJS) $(SETTINGS_OBJS) $(STATE_OBJS) $(REGISTRY_OBJS) $(SQL_OBJS) src/snowflake.o
 # relative to the source folder, also in out-of-tree builds
 # (and the secondary control files of older versions: snowflake--1.0.control)
 # (and the tables of the PostgreSQL registry, for its database: not an extension script)
@@ -52,7 +55,7 @@ include $(PGXS)
 # Out-of-tree (VPATH) builds, as Debian's pg_buildext makes: objects go to
 # src/ under the build folder.
 ifdef VPATH
-$(shell mkdir -p src test/unit)
+$(shell mkdir -p src/core src/settings src/state src/registry src/sql test/unit)
 endif
 
 # Link with the C++ compiler so the library depends on libstdc++ for real.
@@ -67,22 +70,22 @@ BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src -I$(shell $(PG_CONF
 # frontend code: -DFRONTEND)
 PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
 PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
-CORE_SRCS = src/layout.cpp src/generator.cpp src/textform.cpp src/shardlist.cpp src/records.cpp
-test/unit/core_test: test/unit/core_test.cpp $(CORE_SRCS) src/*.hpp src/statefile.cpp \
-		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp src/etcd_json.cpp src/etcd_json.hpp \
-		test/unit/pgtarget_test.cpp src/backend_pg.cpp
+CORE_SRCS = src/core/layout.cpp src/core/generator.cpp src/core/textform.cpp src/core/shardlist.cpp src/core/records.cpp
+test/unit/core_test: test/unit/core_test.cpp $(CORE_SRCS) src/*/*.hpp src/core/statefile.cpp \
+		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
+		test/unit/pgtarget_test.cpp src/registry/backend_pg.cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
 		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
-		test/unit/core_test.cpp $(CORE_SRCS) src/statefile.cpp \
-		test/unit/etcd_test.cpp src/etcd.cpp src/etcd_json.cpp \
-		test/unit/pgtarget_test.cpp src/backend_pg.cpp \
+		test/unit/core_test.cpp $(CORE_SRCS) src/core/statefile.cpp \
+		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
+		test/unit/pgtarget_test.cpp src/registry/backend_pg.cpp \
 		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcurl -lpq -lgtest -lgtest_main -pthread -lm
 
 # The lock-free generator's tests, many threads on one word, under
 # ThreadSanitizer (a data race or a failed property fails the run).
-test/unit/atomicgen_test: test/unit/atomicgen_test.cpp src/atomicgen.cpp src/atomicgen.hpp $(CORE_SRCS) src/*.hpp
+test/unit/atomicgen_test: test/unit/atomicgen_test.cpp src/core/atomicgen.cpp $(CORE_SRCS) src/core/*.hpp
 	$(CXX) -std=c++17 -Wall -Wextra -O1 -g -fsanitize=thread -I$(srcdir)/src -o $@ \
-		test/unit/atomicgen_test.cpp src/atomicgen.cpp $(CORE_SRCS) -lgtest -lgtest_main -pthread
+		test/unit/atomicgen_test.cpp src/core/atomicgen.cpp $(CORE_SRCS) -lgtest -lgtest_main -pthread
 
 tsancheck: test/unit/atomicgen_test
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" test/unit/atomicgen_test
@@ -90,7 +93,12 @@ tsancheck: test/unit/atomicgen_test
 unitcheck: test/unit/core_test tsancheck
 	test/unit/core_test
 
+# The layers of src/ (scripts/layercheck.py; src/README.md): no include runs
+# up a layer, the core includes nothing of PostgreSQL, no include circles.
+layercheck:
+	python3 $(srcdir)/scripts/layercheck.py --self-test $(srcdir)/src
+
 prove_installcheck_snowflake:
 	$(prove_installcheck)
 
-.PHONY: unitcheck tsancheck prove_installcheck_snowflake
+.PHONY: unitcheck tsancheck layercheck prove_installcheck_snowflake

@@ -12,7 +12,8 @@
 #   SUITES="unit tap" bash scripts/test.sh                    # some suites
 #   SKIP_BUILD=1 bash scripts/test.sh                         # test what is installed
 #
-# Suites: unit, release (version and META.json checks), regress, tap, package,
+# Suites: unit, layers (make layercheck), release (version and META.json checks),
+# regress, tap, package,
 # and integration (test/integration/*.pl: client libraries, the trusted
 # extension, the metrics exporter; on PG_INTEGRATION_VERSION only; pg_partman
 # and active-active are TAP tests, 045 and 046, on every version).
@@ -105,7 +106,7 @@ if [ -z "${SKIP_BUILD:-}" ]; then
   build_and_install
 fi
 
-default_suites="unit release regress tap package"
+default_suites="unit layers release regress tap package"
 [ "$PG_VERSION" = "$PG_INTEGRATION_VERSION" ] && default_suites+=" integration"
 suites=" ${SUITES:-$default_suites} "
 status=0
@@ -134,6 +135,13 @@ if [[ $suites == *" unit "* ]]; then
   # ThreadSanitizer): sum their counts
   make -C "$REPO" -s unitcheck 2>&1 | tee "$log" || status=1
   p=$(sum '\[  PASSED  \] [0-9]+ test'); f=$(sum '[0-9]+ FAILED TEST')
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+fi
+
+if [[ $suites == *" layers "* ]]; then
+  echo "== layers: make layercheck (src/README.md)"
+  make -C "$REPO" -s layercheck 2>&1 | tee "$log" || status=1
+  p=$(grep -c '^ok ' "$log" || true); f=$(grep -c '^not ok ' "$log" || true)
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 fi
 

@@ -4,24 +4,21 @@
  *		The module: PG_MODULE_MAGIC and _PG_init, which has each subsystem
  *		define its settings and install its hooks, in layer order.
  *
- * The layers, each calling only those below it:
- *	core		layout, generator, atomicgen, textform, shardlist, records,
- *				statefile, clocks: plain C++, no postgres.h (core.hpp)
- *	settings	settings, seqstart: the GUCs
- *	state		recorded (pg_snowflake/ at start), fastpath (a slot's lock-free
- *				words), shmem (shared memory and slots), wal (WAL records and
- *				redo), mark (the durable mark and its worker)
- *	registry	registry (settings, fencing, the published mark), lease (the
- *				worker: lease, claim, freshness, release), backend_etcd over
- *				etcd and etcd_json (the etcd protocol)
- *	SQL			generate, decode, layouts, stats, metrics, origin, and this file
+ * The layers, one folder each, each calling only those below it (src/README.md
+ * has the list, the words and the locks; make layercheck checks the order):
+ *	core/		plain C++, no postgres.h: layout, generator, atomicgen, ...
+ *	settings/	the GUCs and the sequence start
+ *	state/		shared memory, slots, the fast path, pg_snowflake/, WAL, the mark
+ *	registry/	shard leases from etcd or PostgreSQL
+ *	sql/		the SQL-callable functions
+ *	and this file on top.
  *
  *-------------------------------------------------------------------------
  */
-#include "mark.hpp"
-#include "registry.hpp"
-#include "seqstart.hpp"
-#include "wal.hpp"
+#include "state/mark.hpp"
+#include "registry/registry.hpp"
+#include "settings/seqstart.hpp"
+#include "state/wal.hpp"
 
 extern "C"
 {

@@ -17,7 +17,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "atomicgen.hpp"
+#include "core/atomicgen.hpp"
 
 #include <gtest/gtest.h>
 

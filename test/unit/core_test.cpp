@@ -23,8 +23,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "core.hpp"
-#include "statefile.hpp"
+#include "core/core.hpp"
+#include "core/statefile.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "etcd.hpp"
+#include "registry/etcd.hpp"
 
 using etcd::JsonFound;
 using etcd::JsonType;

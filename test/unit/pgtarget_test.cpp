@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backend_pg.hpp"
+#include "registry/backend_pg.hpp"
 
 namespace
 {

@@ -1,0 +1,30 @@
+/*-------------------------------------------------------------------------
+ *
+ * core.hpp
+ *		The generator core, all of it: the layer at the bottom of the
+ *		library, in plain C++ that never includes postgres.h.
+ *
+ *	layout.hpp		the bit layout, epochs and times, other systems' layouts
+ *	generator.hpp	the state machine that issues IDs, with an injected clock
+ *	atomicgen.hpp	the same step on one 64-bit word, lock-free
+ *	textform.hpp	the 13-character text form
+ *	shardlist.hpp	lists of shards ("0-63,128")
+ *	records.hpp		the text of the records in pg_snowflake/
+ *	statefile.hpp	writing those records durably (POSIX only)
+ *	clocks.hpp		the wall and monotonic clocks
+ *
+ * Files of the core include only one another; everything above them (the
+ * PostgreSQL glue in the other files of src/) may include them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWFLAKE_CORE_HPP
+#define SNOWFLAKE_CORE_HPP
+
+#include "core/generator.hpp"
+#include "core/layout.hpp"
+#include "core/records.hpp"
+#include "core/shardlist.hpp"
+#include "core/textform.hpp"
+
+#endif							/* SNOWFLAKE_CORE_HPP */

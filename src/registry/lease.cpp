@@ -1,0 +1,1161 @@
+/*-------------------------------------------------------------------------
+ *
+ * lease.cpp
+ *		The registry worker: it holds this server's lease, claims a shard
+ *		under it (the explicit one, the one it held before, or a free one of
+ *		the pool), keeps the lease alive and its deadline published to the
+ *		generating calls (the grant), publishes the shard's freshness mark up
+ *		to that deadline, and releases the shard at a clean stop.  It is the
+ *		only process that talks to the registry, through the backend chosen
+ *		at start (backend.hpp), never under a lock.
+ *
+ * Errors.  Nothing about the registry is ever an ERROR: a failed or garbled
+ * request is a state and a last_error in the view, and the worker retries.
+ * Should something else raise an ERROR in the worker (out of memory), the
+ * process exits, its exit callback clears the grant, and the postmaster
+ * restarts it.
+ *
+ * The registry layer: it may call the state layer (shmem, fastpath, mark,
+ * datadir) and the backend; registry.cpp's shared fields are in
+ * registry_shared.hpp.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <unistd.h>
+
+#include "state/fastpath.hpp"
+#include "state/mark.hpp"
+#include "state/datadir.hpp"
+#include "registry/registry.hpp"
+#include "registry/registry_shared.hpp"
+
+/* Shards with a refused freshness mark, remembered for a while. */
+#define SF_MAX_REFUSED 16
+/* How far beyond the lease deadline + lead a published mark reaches. */
+#define SF_PUBLISH_MARGIN_MS 1000
+/* Clock samples of the registry kept, and for how long (the skew estimate). */
+#define SF_SKEW_SAMPLES 64
+#define SF_SKEW_WINDOW_NS (INT64CONST(600) * 1000000000)
+
+/* What one answer of the registry told of its clock: ours minus its in [lo, hi]. */
+typedef struct SfSkewSample
+{
+	int64		at_ns;			/* CLOCK_MONOTONIC */
+	int64		lo_ms;
+	int64		hi_ms;
+} SfSkewSample;
+
+/* What the worker keeps between ticks (its own memory). */
+typedef struct SfWorker
+{
+	int64		lease;			/* 0: none */
+	int64		ttl_s;
+	int64		renewed_ns;		/* send time of the last successful renewal */
+	int64		deadline_ns;
+	int64		held;			/* -1: none */
+	ShardSlot  *slot;			/* of the held shard */
+	int64		remembered;		/* shard held before, -1 */
+	int64		remembered_lease;
+	int64		remembered_floor_ms;	/* what it resumed above at that claim (-1:
+										 * nothing), -2: not recorded */
+	bool		reclaimed_own;	/* the last claim revoked this server's own lease */
+	int64		unanswered;		/* a claim sent under the current lease got no answer, -1 */
+	int64		floor_ms;		/* what the held shard resumed above (Unix ms), -1 */
+	int64		refused[SF_MAX_REFUSED];	/* shards whose mark was refused */
+	int64		refused_until_ns[SF_MAX_REFUSED];
+	int64		next_keepalive_ns;
+	int64		retry_ns;		/* next claim attempt */
+	int64		backoff_ms;
+	bool		expired;		/* the deadline passed while held */
+	bool		failing;		/* keep-alives are failing (logged once) */
+	uint64		seen_issued;
+	int64		active_until;	/* layout offset */
+	int64		suspend_ref_ns; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
+	char		identity[256];
+	uint8	   *taken;			/* bitmap of held shards while listing */
+	SfSkewSample skew[SF_SKEW_SAMPLES];	/* a ring, newest at skew_next - 1 */
+	int			skew_next;
+	int			skew_count;
+	char		skew_endpoint[256];	/* the samples are of this endpoint's clock */
+	bool		skew_known;
+	int64		skew_lo_ms;		/* the estimate: ours minus the registry's */
+	int64		skew_hi_ms;
+	bool		skew_warned;	/* a holder's drift was logged */
+} SfWorker;
+
+static const char *const kRegistryName = "registry";
+static const char *const kRegistryFile = "pg_snowflake/registry";
+
+static void
+sf_set_state(SfRegState state, const char *error)
+{
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->state = state;
+	if (error)
+	{
+		strlcpy(sf_reg->last_error, error, sizeof(sf_reg->last_error));
+		sf_reg->errors++;
+	}
+	SpinLockRelease(&sf_reg->mutex);
+}
+
+/* Copies the client's view fields and traffic counters into shared memory. */
+static void
+sf_publish_view(SfWorker *w)
+{
+	uint64		requests, sent, received;
+
+	sf_backend->traffic(&requests, &sent, &received);
+	SpinLockAcquire(&sf_reg->mutex);
+	strlcpy(sf_reg->endpoint, sf_backend->endpoint(), sizeof(sf_reg->endpoint));
+	sf_reg->requests = requests;
+	sf_reg->bytes_sent = sent;
+	sf_reg->bytes_received = received;
+	sf_reg->lease_id = w->lease;
+	sf_reg->lease_ttl = w->ttl_s;
+	sf_reg->deadline_ns = w->held >= 0 ? w->deadline_ns : 0;
+	SpinLockRelease(&sf_reg->mutex);
+}
+
+/* Sets the grant every generating call checks. */
+static void
+sf_set_grant(SfWorker *w)
+{
+	uint64		grant = 0;
+
+	if (w->held >= 0 && !w->expired)
+	{
+		int64		deadline_ms = w->deadline_ns / 1000000 - sf_coarse_res_ms;
+
+		if (deadline_ms > 0)
+			grant = ((uint64) (w->held + 1) << SF_GRANT_SHIFT) | ((uint64) deadline_ms & SF_GRANT_MASK);
+	}
+	pg_atomic_write_u64(&sf_reg->grant, grant);
+	/* the shard held, even past its deadline, for the shards record of standbys */
+	pg_atomic_write_u32(&sf_shared->registry_shard, (uint32) (w->held + 1));
+}
+
+/* A renewal sent at sent_ns succeeded with ttl seconds. */
+static void
+sf_renewed(SfWorker *w, int64 sent_ns, int64 ttl)
+{
+	int64		ttl_ns = ttl * INT64CONST(1000000000);
+
+	w->ttl_s = ttl;
+	w->renewed_ns = sent_ns;
+	/* the margin: TTL/5 (see the file header) */
+	w->deadline_ns = sent_ns + ttl_ns - ttl_ns / 5;
+	w->next_keepalive_ns = sent_ns + ttl_ns / 3;
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->last_keepalive = sf_mono_to_timestamptz(sent_ns);
+	SpinLockRelease(&sf_reg->mutex);
+}
+
+static void
+sf_remember(SfWorker *w)
+{
+	char		record[160];
+	int			len = snprintf(record, sizeof(record), "format 2\nshard " INT64_FORMAT
+							   "\nlease " INT64_FORMAT "\nfloor_unix_ms " INT64_FORMAT "\n",
+							   w->held, w->lease, w->floor_ms);
+	snowflake::FileError error = {"", "", 0};
+	bool		ok;
+
+	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	ok = snowflake::write_file_durably(kRegistryName, record, (size_t) len, &error);
+	LWLockRelease(sf_shared->file_lock);
+	if (!ok)
+	{
+		errno = error.err;
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not record the claimed snowflake shard: could not %s \"%s\": %m",
+						error.operation, error.path),
+				 errdetail("A restart may claim another shard.")));
+	}
+}
+
+static void
+sf_recall(SfWorker *w)
+{
+	char		buf[256];
+	size_t		len;
+	snowflake::FileError error = {"", "", 0};
+	long long	shard, lease, floor_ms;
+
+	w->remembered = -1;
+	w->remembered_lease = 0;
+	w->remembered_floor_ms = -2;
+	if (snowflake::read_small_file(kRegistryFile, buf, sizeof(buf), &len, &error) !=
+		snowflake::ReadResult::Ok)
+		return;
+	/* format 1 (1.1) has no floor: a restart then resumes above etcd's mark */
+	if (sscanf(buf, "format 2\nshard %lld\nlease %lld\nfloor_unix_ms %lld", &shard, &lease,
+			   &floor_ms) == 3 && floor_ms >= -1 &&
+		floor_ms <= sf_layout.unix_ms_end_of(sf_layout.max_offset()))
+		w->remembered_floor_ms = floor_ms;
+	else if (sscanf(buf, "format 1\nshard %lld\nlease %lld", &shard, &lease) != 2)
+		return;
+	if (shard >= 0 && shard <= sf_layout.max_shard_id())
+	{
+		w->remembered = shard;
+		w->remembered_lease = lease;
+	}
+	else
+		w->remembered_floor_ms = -2;
+}
+
+static bool
+sf_in_pool(int64 shard)
+{
+	return sf_pool != NULL && snowflake::shard_in_ranges(sf_pool->ranges, sf_pool->count, shard);
+}
+
+/* How many shards the pool has. */
+static int64
+sf_pool_size(void)
+{
+	int64		n = 0;
+
+	for (int i = 0; i < sf_pool->count; i++)
+		n += sf_pool->ranges[i].hi - sf_pool->ranges[i].lo + 1;
+	return n;
+}
+
+/* The transport failed: note it and back off. */
+static void
+sf_unreachable(SfWorker *w, const char *what)
+{
+	char		error[300];
+
+	snprintf(error, sizeof(error), "%s: %s", what, sf_backend->error());
+	sf_set_state(w->held >= 0 ? (w->expired ? REG_EXPIRED : REG_HELD) : REG_UNREACHABLE, error);
+}
+
+static void
+sf_backoff(SfWorker *w, int64 now_ns)
+{
+	int64		cap = Min((int64) 1000, (int64) sf_registry_lease * 1000 / 2);
+
+	w->backoff_ms = w->backoff_ms == 0 ? 100 : Min(w->backoff_ms * 2, cap);
+	w->retry_ns = now_ns + w->backoff_ms * 1000000;
+}
+
+/* Marks a shard the registry lists as held (one of this layout's) as taken. */
+static void
+sf_on_held(void *arg, int64 shard)
+{
+	SfWorker   *w = (SfWorker *) arg;
+
+	if (shard >= 0 && shard <= sf_layout.max_shard_id())
+		w->taken[shard / 8] |= (uint8) (1 << (shard % 8));
+}
+
+/*
+ * Checks the freshness mark read from the registry.  A mark that is not a plain
+ * number, lies outside what the layout can represent, or lies further ahead
+ * of the clock than any holder with sane settings could have published (the
+ * lease, the lead, the longest wait and the publication margin) was edited by
+ * hand or written for another layout: resuming above it could stop
+ * generation for years and would write it into the durable mark, so the
+ * shard is refused (true: usable, with *fresh_ms; -1 when absent).
+ */
+static bool
+sf_check_fresh(int64 shard, const char *value, bool found, int64 *fresh_ms, char *why,
+			   size_t why_len)
+{
+	char	   *end;
+	long long	v;
+	int64		now = sf_wall_ms();
+	int64		bound = (int64) sf_registry_lease * 1000 + sf_floor_bound_ms() + SF_PUBLISH_MARGIN_MS;
+	char		key[300];
+
+	*fresh_ms = -1;
+	if (!found)
+		return true;
+	sf_backend->describe_mark(shard, key, sizeof(key));
+	errno = 0;
+	v = strtoll(value, &end, 10);
+	if (end == value || *end != '\0' || errno != 0 || v < 0)
+		snprintf(why, why_len, "The freshness mark %s is \"%.40s\", not a time in Unix "
+				 "milliseconds.", key, value);
+	else if (v > sf_layout.unix_ms_end_of(sf_layout.max_offset()))
+		snprintf(why, why_len, "The freshness mark %s is %lld, beyond the last time this "
+				 "layout can represent.", key, v);
+	else if (v > now + bound)
+		snprintf(why, why_len, "The freshness mark %s is %lld, " INT64_FORMAT " ms ahead of the "
+				 "clock; no holder publishes more than " INT64_FORMAT " ms ahead.", key, v,
+				 (int64) v - now, bound);
+	else
+	{
+		*fresh_ms = v;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Takes the registry's latest clock sample, if an answer carried one, and
+ * narrows the estimate of this server's clock minus the registry's: the
+ * intersection of the samples of the last ten minutes, newest first, as far
+ * back as they agree (a clock that stepped leaves older samples behind).
+ * The registry's answers bound its clock by their round trip (and etcd's
+ * Date header by its whole second), so the intersection tightens as answers
+ * come at different moments.
+ */
+static void
+sf_note_skew(SfWorker *w)
+{
+	int64		lo, hi;
+	int64		now_ns = sf_clock_ns(CLOCK_MONOTONIC);
+	int64		est_lo = PG_INT64_MIN, est_hi = PG_INT64_MAX;
+	const char *endpoint = sf_backend->endpoint();
+
+	if (!sf_backend->clock_sample(&lo, &hi))
+		return;
+	if (strcmp(endpoint, w->skew_endpoint) != 0)
+	{
+		/* another member or server: another clock */
+		w->skew_count = 0;
+		strlcpy(w->skew_endpoint, endpoint, sizeof(w->skew_endpoint));
+	}
+	w->skew[w->skew_next].at_ns = now_ns;
+	w->skew[w->skew_next].lo_ms = lo;
+	w->skew[w->skew_next].hi_ms = hi;
+	w->skew_next = (w->skew_next + 1) % SF_SKEW_SAMPLES;
+	w->skew_count = Min(w->skew_count + 1, SF_SKEW_SAMPLES);
+	for (int i = 1; i <= w->skew_count; i++)
+	{
+		SfSkewSample *s = &w->skew[(w->skew_next - i + SF_SKEW_SAMPLES) % SF_SKEW_SAMPLES];
+		int64		l = Max(est_lo, s->lo_ms), h = Min(est_hi, s->hi_ms);
+
+		if (i > 1 && (l > h || now_ns - s->at_ns > SF_SKEW_WINDOW_NS))
+		{
+			w->skew_count = i - 1;	/* older samples no longer count */
+			break;
+		}
+		est_lo = l;
+		est_hi = h;
+	}
+	w->skew_known = true;
+	w->skew_lo_ms = est_lo;
+	w->skew_hi_ms = est_hi;
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->skew_known = true;
+	sf_reg->skew_ms = est_lo + (est_hi - est_lo) / 2;
+	sf_reg->skew_error_ms = (est_hi - est_lo + 1) / 2;
+	SpinLockRelease(&sf_reg->mutex);
+}
+
+/* Whether this server's clock is surely further from the registry's than allowed. */
+static bool
+sf_skew_too_large(SfWorker *w)
+{
+	return sf_registry_max_skew > 0 && w->skew_known &&
+		(w->skew_lo_ms > sf_registry_max_skew || w->skew_hi_ms < -sf_registry_max_skew);
+}
+
+/* The skew as a sentence, for the logs and last_error. */
+static void
+sf_describe_skew(SfWorker *w, char *buf, size_t len)
+{
+	int64		mid = w->skew_lo_ms + (w->skew_hi_ms - w->skew_lo_ms) / 2;
+
+	snprintf(buf, len, "this server's clock is " INT64_FORMAT " ms %s %s's (give or take "
+			 INT64_FORMAT " ms), more than snowflake.registry_max_skew (%d ms)",
+			 mid < 0 ? -mid : mid, mid < 0 ? "behind" : "ahead of", sf_registry_noun(),
+			 (w->skew_hi_ms - w->skew_lo_ms + 1) / 2, sf_registry_max_skew);
+}
+
+/* A holder whose clock drifts keeps its shard (the freshness mark keeps IDs unique) but warns. */
+static void
+sf_watch_skew(SfWorker *w)
+{
+	char		what[300];
+
+	if (sf_skew_too_large(w))
+	{
+		if (!w->skew_warned)
+		{
+			sf_describe_skew(w, what, sizeof(what));
+			ereport(WARNING,
+					(errmsg("snowflake registry: %s", what),
+					 errdetail("This server keeps shard " INT64_FORMAT "; IDs stay unique, but "
+							   "their order across shards follows each server's clock.",
+							   w->held),
+					 errhint("Check the time synchronisation (NTP) of this server and of the "
+							 "registry.")));
+			w->skew_warned = true;
+		}
+	}
+	else if (w->skew_warned && w->skew_known)
+	{
+		ereport(LOG,
+				(errmsg("snowflake registry: this server's clock is back within "
+						"snowflake.registry_max_skew of %s's", sf_registry_noun())));
+		w->skew_warned = false;
+	}
+}
+
+/*
+ * Tries to create the holder key of one shard.  Returns 1 when claimed (with
+ * *fresh_ms the shard's freshness mark, -1 if none), 0 when another server
+ * holds it (its description in holder), 2 when the shard's freshness mark is
+ * refused (why in holder; the key is not kept), -1 when etcd did not answer.
+ */
+static int
+sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t holder_len)
+{
+	SfClaim		c;
+
+	if (sf_backend->claim(shard, w->lease, w->identity, &c) != SF_BACKEND_OK)
+		return -1;
+	strlcpy(holder, c.holder, holder_len);
+	if (!c.created && c.holder_lease != 0 && c.holder_lease == w->lease)
+	{
+		/*
+		 * Under this server's current lease: our own claim, whose answer was
+		 * lost (a proxy or a timeout dropped it after the registry applied
+		 * it).  It is ours, and the mark was read in the same transaction.
+		 */
+		ereport(LOG,
+				(errmsg("snowflake registry: shard " INT64_FORMAT " is already held under this "
+						"server's lease %" PRIx64 "; taking it (the answer to an earlier claim "
+						"was lost)", shard, (uint64) w->lease)));
+		c.created = true;
+	}
+	if (!c.created)
+	{
+		/*
+		 * Our own holder from before a crash, under the lease we recorded:
+		 * that server is gone (this data directory is ours), so revoke its
+		 * lease and try again.
+		 */
+		if (c.holder_lease != 0 && c.holder_lease == w->remembered_lease &&
+			strcmp(c.holder, w->identity) == 0)
+		{
+			ereport(LOG,
+					(errmsg("snowflake registry: revoking lease %" PRIx64 " of this server's "
+							"previous run, which still holds shard " INT64_FORMAT,
+							(uint64) c.holder_lease, shard)));
+			w->remembered_lease = 0;
+			if (sf_backend->revoke(c.holder_lease) == SF_BACKEND_FAILED)
+				return -1;
+			w->reclaimed_own = shard == w->remembered;
+			return sf_try_shard(w, shard, fresh_ms, holder, holder_len);
+		}
+		return 0;
+	}
+	if (!sf_check_fresh(shard, c.mark, c.mark_found, fresh_ms, holder, holder_len))
+	{
+		bool		done = false;
+
+		ereport(LOG,
+				(errmsg("snowflake registry: refusing shard " INT64_FORMAT, shard),
+				 errdetail("%s", holder),
+				 errhint("Set the mark to a time (Unix ms) at or above the last ID any server "
+						 "issued on that shard, or remove it only if no server ever did.")));
+		/* give the shard back; if the registry cannot be told, drop the lease so it expires */
+		if (sf_backend->give_back(shard, w->lease, &done) != SF_BACKEND_OK)
+		{
+			(void) sf_backend->revoke(w->lease);
+			w->lease = 0;
+		}
+		return 2;
+	}
+	return 1;
+}
+
+/* Publishes a freshness mark (Unix ms); false if it could not. */
+static bool
+sf_publish_mark(SfWorker *w, int64 mark_ms, bool *lost)
+{
+	bool		applied = false;
+
+	*lost = false;
+	if (sf_backend->publish(w->held, w->lease, mark_ms, &applied) != SF_BACKEND_OK)
+	{
+		sf_unreachable(w, "publishing the freshness mark");
+		pg_atomic_write_u32(&sf_reg->publish_failed, 1);
+		return false;
+	}
+	pg_atomic_write_u32(&sf_reg->publish_failed, 0);
+	if (!applied)
+	{
+		*lost = true;
+		return false;
+	}
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->published_ms = mark_ms;
+	SpinLockRelease(&sf_reg->mutex);
+	return true;
+}
+
+/* Gives up the held shard locally: nothing more is generated for it. */
+static void
+sf_drop(SfWorker *w, const char *why)
+{
+	if (w->held >= 0)
+		ereport(LOG,
+				(errmsg("snowflake registry: lost shard " INT64_FORMAT, w->held),
+				 errdetail("%s", why)));
+	w->held = -1;
+	w->expired = false;
+	sf_set_grant(w);
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->state = REG_CLAIMING;
+	sf_reg->published_ms = -1;	/* the view shows no mark of a shard no longer held */
+	SpinLockRelease(&sf_reg->mutex);
+}
+
+/* The lease is gone in etcd: drop the shard and start over with a new lease. */
+static void
+sf_lease_gone(SfWorker *w)
+{
+	char		why[300];
+
+	snprintf(why, sizeof(why), "The lease %" PRIx64 " expired in the registry (%s); the shard "
+			 "may now belong to another server.", (uint64) w->lease, sf_backend->error());
+	if (w->held >= 0)
+		w->remembered = w->held;
+	sf_drop(w, why);
+	w->lease = 0;
+	w->unanswered = -1;
+	w->retry_ns = 0;
+	w->backoff_ms = 0;
+}
+
+/*
+ * The freshness mark that covers every ID this server may issue under its
+ * current lease: the lease deadline as wall-clock time, plus max_clock_lead
+ * (IDs may run that far ahead of the clock), plus a margin; at least
+ * floor_offset + the margin.  Generation stops at the deadline (fencing), so
+ * with this mark published it lasts exactly to the deadline, whatever
+ * happens to etcd.  A successor claims only once the lease has expired in
+ * etcd, at least TTL/5 after the deadline, so with clocks in step it finds
+ * the mark already behind its clock and does not wait.
+ */
+static int64
+sf_fresh_target(SfWorker *w, int64 floor_offset)
+{
+	int64		now = sf_now_offset();
+	int64		to_deadline = Max((int64) 0, (w->deadline_ns - sf_clock_ns(CLOCK_MONOTONIC)) / 1000000);
+	int64		target = Max(now + sf_layout.units(to_deadline) + 1 + sf_lead_units(), floor_offset) +
+		Max(sf_layout.units(SF_PUBLISH_MARGIN_MS), (int64) 1);
+
+	return Min(target, sf_layout.max_offset());
+}
+
+/* Publishes a mark covering the lease (sf_fresh_target), and lets the slot use it. */
+static void
+sf_publish_ahead(SfWorker *w, int64 floor_offset)
+{
+	int64		target = sf_fresh_target(w, floor_offset);
+	bool		lost;
+
+	/* the mark records the last millisecond of its unit */
+	if (sf_publish_mark(w, sf_layout.unix_ms_end_of(target), &lost))
+	{
+		/* the slot may reserve up to it now (under its lock, as reserved_offset) */
+		LWLockAcquire(w->slot->lock, LW_EXCLUSIVE);
+		pg_atomic_write_u64(&w->slot->cap, (uint64) target);
+		LWLockRelease(w->slot->lock);
+		sf_reraise_reserved();
+	}
+	else if (lost)
+	{
+		w->remembered = w->held;
+		sf_drop(w, "The shard's holder key is no longer attached to this server's lease.");
+		w->retry_ns = 0;
+	}
+}
+
+/* Whether a shard's mark was refused lately (sf_try_shard returned 2). */
+static bool
+sf_refused_now(SfWorker *w, int64 shard, int64 now_ns)
+{
+	for (int i = 0; i < SF_MAX_REFUSED; i++)
+		if (w->refused[i] == shard && w->refused_until_ns[i] > now_ns)
+			return true;
+	return false;
+}
+
+/* Remembers a refused shard until the lease or 10 s have passed, whichever is longer. */
+static void
+sf_note_refused(SfWorker *w, int64 shard, int64 now_ns)
+{
+	int			slot = 0;
+
+	for (int i = 0; i < SF_MAX_REFUSED; i++)
+		if (w->refused[i] == shard || w->refused_until_ns[i] < w->refused_until_ns[slot])
+			slot = i;
+	w->refused[slot] = shard;
+	w->refused_until_ns[slot] = now_ns + Max((int64) 10, (int64) sf_registry_lease) * INT64CONST(1000000000);
+}
+
+/* Claims a shard: the explicit one, the remembered one, or a free one of the pool. */
+static void
+sf_claim(SfWorker *w, int64 now_ns)
+{
+	int64		candidates[8];
+	int			ncand = 0;
+	int64		shard_tried = -1;
+	int64		fresh_ms = -1;
+	int64		shard = -1;
+	char		holder[256] = "";
+	int			rc = 0;
+	bool		full = false;
+
+	if (w->lease == 0)
+	{
+		int64		id, ttl;
+
+		if (sf_backend->grant(sf_registry_lease, &id, &ttl) != SF_BACKEND_OK)
+		{
+			sf_unreachable(w, "granting a lease");
+			sf_backoff(w, now_ns);
+			return;
+		}
+		w->lease = id;
+		sf_renewed(w, sf_backend->sent_ns(), ttl);
+	}
+
+	/*
+	 * The held shards, and with them the registry's clock: a server whose
+	 * clock is surely further from it than snowflake.registry_max_skew
+	 * claims nothing (its IDs would carry its wrong time, and its marks
+	 * would hold up the shard's next holder).
+	 */
+	memset(w->taken, 0, (size_t) (sf_layout.max_shard_id() / 8 + 1));
+	if (sf_backend->list_held(sf_on_held, w) != SF_BACKEND_OK)
+	{
+		sf_unreachable(w, "listing the held shards");
+		sf_backoff(w, now_ns);
+		return;
+	}
+	sf_note_skew(w);
+	if (sf_skew_too_large(w))
+	{
+		char		what[300];
+		bool		first;
+
+		sf_describe_skew(w, what, sizeof(what));
+		SpinLockAcquire(&sf_reg->mutex);
+		first = sf_reg->state != REG_SKEW;
+		sf_reg->state = REG_SKEW;
+		sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
+		sf_reg->holder[0] = '\0';
+		snprintf(sf_reg->last_error, sizeof(sf_reg->last_error), "%s", what);
+		SpinLockRelease(&sf_reg->mutex);
+		if (first)
+			ereport(LOG,
+					(errmsg("snowflake registry: not claiming a shard: %s", what),
+					 errhint("Check the time synchronisation (NTP) of this server and of the "
+							 "registry; the worker checks again every few seconds.")));
+		w->retry_ns = now_ns + 5 * INT64CONST(1000000000);
+		return;
+	}
+
+	if (sf_shard_id >= 0)
+	{
+		/*
+		 * An explicit shard whose mark was refused lately is not claimed
+		 * again until the refusal is forgotten: a claim and a give-back every
+		 * backoff would keep a holder key flickering in etcd.  The state and
+		 * last_error set by the refusal stay.
+		 */
+		if (sf_refused_now(w, sf_shard_id, now_ns))
+		{
+			sf_backoff(w, now_ns);
+			return;
+		}
+		candidates[ncand++] = sf_shard_id;
+	}
+	else
+	{
+		int64		nfree = 0, nrefused = 0, pick;
+
+		/*
+		 * A claim that got no answer may have been applied: the registry then
+		 * lists the shard as held, under this server's own lease.  Try it
+		 * first, so that it is taken (sf_try_shard) rather than left held
+		 * and unused for as long as this server lives.
+		 */
+		if (w->unanswered >= 0 && w->unanswered != w->remembered && sf_in_pool(w->unanswered))
+			candidates[ncand++] = w->unanswered;
+		if (w->remembered >= 0 && sf_in_pool(w->remembered) &&
+			!sf_refused_now(w, w->remembered, now_ns))
+			candidates[ncand++] = w->remembered;
+		for (int i = 0; i < sf_pool->count; i++)
+			for (int64 s = sf_pool->ranges[i].lo; s <= sf_pool->ranges[i].hi; s++)
+				if (!(w->taken[s / 8] & (1 << (s % 8))))
+				{
+					if (sf_refused_now(w, s, now_ns))
+						nrefused++;
+					else
+						nfree++;
+				}
+		/* a random free shard: servers starting together rarely collide */
+		pick = nfree > 0 ? (int64) (random() % nfree) : 0;
+		for (int i = 0; i < sf_pool->count && ncand < (int) lengthof(candidates); i++)
+			for (int64 s = sf_pool->ranges[i].lo;
+				 s <= sf_pool->ranges[i].hi && ncand < (int) lengthof(candidates); s++)
+			{
+				if ((w->taken[s / 8] & (1 << (s % 8))) || sf_refused_now(w, s, now_ns) ||
+					sf_import_shard(s))
+					continue;		/* held, refused lately, or kept for imports */
+				if (pick > 0)
+				{
+					pick--;
+					continue;
+				}
+				if (s != w->remembered && s != w->unanswered)
+					candidates[ncand++] = s;
+			}
+		full = nfree == 0 && nrefused == 0;
+		if (ncand == 0 && nrefused > 0 && nfree == 0)
+		{
+			/* every free shard was refused lately: say so */
+			SpinLockAcquire(&sf_reg->mutex);
+			sf_reg->state = REG_REFUSED;
+			sf_reg->shard = -1;
+			sf_reg->holder[0] = '\0';
+			SpinLockRelease(&sf_reg->mutex);
+			sf_backoff(w, now_ns);
+			return;
+		}
+	}
+
+	for (int i = 0; i < ncand; i++)
+	{
+		/*
+		 * A shard this server has no slot for could not be generated for
+		 * (snowflake.max_shards used up by earlier claims): never claim it,
+		 * since giving it a slot after the claim would fail with the lease
+		 * held.
+		 */
+		if (!sf_slot_available(candidates[i]))
+		{
+			snprintf(holder, sizeof(holder), "no slot left on this server "
+					 "(snowflake.max_shards = %d; restart it to free the slots)",
+					 sf_max_shards);
+			continue;
+		}
+		w->reclaimed_own = false;
+		shard_tried = candidates[i];
+		rc = sf_try_shard(w, candidates[i], &fresh_ms, holder, sizeof(holder));
+		if (rc == 2)
+		{
+			/* its mark is refused: remember it, and try the next if the lease is left */
+			sf_note_refused(w, candidates[i], now_ns);
+			if (w->lease == 0)
+				break;
+			continue;
+		}
+		if (rc != 0)
+		{
+			shard = candidates[i];
+			break;
+		}
+	}
+	if (rc < 0)
+	{
+		/* under this lease only: a new lease owns nothing yet */
+		w->unanswered = w->lease != 0 && ncand > 0 ? shard_tried : -1;
+		sf_unreachable(w, "claiming a shard");
+		sf_backoff(w, now_ns);
+		return;
+	}
+	w->unanswered = -1;
+	if (rc == 0 || rc == 2)
+	{
+		char		detail[512];
+		SfRegState	state = rc == 2 ? REG_REFUSED :
+			sf_shard_id >= 0 ? REG_CLAIMING : REG_POOL_FULL;
+
+		if (rc == 2)
+			snprintf(detail, sizeof(detail), "%s", holder);
+		else if (sf_shard_id >= 0)
+			snprintf(detail, sizeof(detail), "Shard %d is held by %s.", sf_shard_id, holder);
+		else if (full)
+			snprintf(detail, sizeof(detail), "All " INT64_FORMAT " shards of the pool \"%s\" "
+					 "are held by other servers (etcd prefix \"%s\").",
+					 sf_pool_size(), sf_registry_shards, sf_registry_prefix);
+		else
+			snprintf(detail, sizeof(detail), "The free shards of the pool \"%s\" were taken "
+					 "by other servers while this one tried them; the last by %s.",
+					 sf_registry_shards, holder);
+		SpinLockAcquire(&sf_reg->mutex);
+		sf_reg->state = state;
+		sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
+		strlcpy(sf_reg->holder, rc == 2 ? "" : detail, sizeof(sf_reg->holder));
+		strlcpy(sf_reg->last_error, detail, sizeof(sf_reg->last_error));
+		SpinLockRelease(&sf_reg->mutex);
+		sf_backoff(w, now_ns);
+		return;
+	}
+
+	/*
+	 * Claimed: resume strictly above the freshness mark, then publish ahead.
+	 *
+	 * Except after a crash of this very server: it revoked its own lease,
+	 * under which the holder key stayed since its claim, so nobody else
+	 * issued on the shard since then; every ID issued before that claim lies
+	 * at or below the floor it recorded (pg_snowflake/registry), and every ID
+	 * it issued itself at or below its own durable mark, which every slot
+	 * resumes above anyway.  The mark in etcd is only what it had reserved up
+	 * to its lease deadline; resuming above it would make the restarted
+	 * server wait up to a lease for nothing.  Not when the data directory
+	 * came from a backup (its durable mark may be older than what was issued
+	 * after the backup).
+	 */
+	{
+		bool		own = w->reclaimed_own && w->remembered_floor_ms >= -1 &&
+			w->remembered_floor_ms <= fresh_ms && shard == w->remembered &&
+			!sf_shared->started_from_backup;
+		int64		floor_ms = own ? w->remembered_floor_ms : fresh_ms;
+		int64		fresh_offset = floor_ms >= 0 ? sf_layout.offset_of(floor_ms) : -1;
+		ShardSlot  *slot = sf_slot_for_shard(shard, false);
+
+		w->floor_ms = floor_ms;
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		sf_slot_resume_above(slot, fresh_offset);
+		{
+			int64		last_seq;
+			int64		last = sf_slot_last(slot, &last_seq);
+
+			w->seen_issued = ((uint64) last << sf_layout.sequence_bits) + (uint64) last_seq;
+			fresh_offset = Max(fresh_offset, last);
+			/* the cap of the shard is what is published for it: nothing new yet */
+			pg_atomic_write_u64(&slot->cap, (uint64) Max(fresh_offset, (int64) -1));
+		}
+		LWLockRelease(slot->lock);
+		w->remembered_floor_ms = -2;
+		w->held = shard;
+		w->slot = slot;
+		w->remembered = shard;
+		w->expired = false;
+		w->failing = false;
+		w->backoff_ms = 0;
+		w->active_until = 0;	/* until IDs are issued */
+		sf_remember(w);
+
+		SpinLockAcquire(&sf_reg->mutex);
+		sf_reg->state = REG_HELD;
+		sf_reg->shard = (int32) shard;
+		sf_reg->holder[0] = '\0';
+		sf_reg->published_ms = fresh_ms;
+		SpinLockRelease(&sf_reg->mutex);
+
+		{
+			char		mark[40];
+
+			if (floor_ms >= 0)
+				snowflake::format_utc(floor_ms, mark, sizeof(mark));
+			ereport(LOG,
+					(errmsg("snowflake registry: claimed shard " INT64_FORMAT " under lease %"
+							PRIx64, shard, (uint64) w->lease),
+					 own ?
+					 errdetail("This server held it before it stopped without releasing it: "
+							   "IDs resume above its own durable mark and the floor of its "
+							   "earlier claim (%s).", floor_ms >= 0 ? mark : "none") :
+					 errdetail("IDs resume above the shard's freshness mark (%s).",
+							   floor_ms >= 0 ? mark : "none")));
+		}
+		sf_publish_ahead(w, fresh_offset);
+		if (w->held >= 0)
+			sf_set_grant(w);
+	}
+}
+
+/* Keeps the lease alive; handles its loss and its return. */
+static void
+sf_keep_lease(SfWorker *w, int64 now_ns)
+{
+	int64		ttl = 0;
+	SfBackendResult r;
+
+	if (now_ns < w->next_keepalive_ns)
+		return;
+	/* while the lease is valid, no request outlasts its deadline, so the loop notes it on time */
+	sf_backend->set_budget(w->held >= 0 && !w->expired ? w->deadline_ns : 0);
+	r = sf_backend->renew(w->lease, &ttl);
+	sf_backend->set_budget(0);
+	if (r == SF_BACKEND_NOT_FOUND)
+	{
+		sf_lease_gone(w);
+		return;
+	}
+	if (r == SF_BACKEND_FAILED)
+	{
+		if (!w->failing)
+			ereport(LOG,
+					(errmsg("snowflake registry: could not renew lease %" PRIx64 ": %s",
+							(uint64) w->lease, sf_backend->error()),
+					 errdetail("Generation goes on until the lease deadline, in %d ms.",
+							   (int) Max((int64) 0, (w->deadline_ns - now_ns) / 1000000))));
+		w->failing = true;
+		sf_unreachable(w, "renewing the lease");
+		/* try again soon: a tenth of the TTL, at least 100 ms */
+		w->next_keepalive_ns = now_ns + Max((int64) 100, (int64) sf_registry_lease * 100) * 1000000;
+		return;
+	}
+
+	sf_renewed(w, sf_backend->sent_ns(), ttl);
+	w->failing = false;
+	if (w->held >= 0 && w->expired)
+	{
+		bool		found = false;
+		int64		lease = 0;
+
+		/* the lease survived: make sure the claim is still held under it */
+		if (sf_backend->holder(w->held, &found, &lease) != SF_BACKEND_OK)
+		{
+			sf_unreachable(w, "checking the holder key");
+			return;
+		}
+		if (!found || lease != w->lease)
+		{
+			sf_drop(w, "The lease was renewed after its deadline, but the shard's holder "
+					"key is no longer attached to it.");
+			return;
+		}
+		w->expired = false;
+		ereport(LOG,
+				(errmsg("snowflake registry: regained shard " INT64_FORMAT, w->held),
+				 errdetail("Lease %" PRIx64 " was renewed after its deadline had passed; "
+						   "generation resumes.", (uint64) w->lease)));
+	}
+	if (w->held >= 0)
+		sf_set_state(REG_HELD, NULL);
+	sf_set_grant(w);
+}
+
+/* Keeps the freshness mark ahead while IDs are issued or a call waits for it. */
+static void
+sf_keep_fresh(SfWorker *w)
+{
+	int64		now = sf_now_offset();
+	int64		published = (int64) pg_atomic_read_u64(&w->slot->cap);
+	int64		wanted = (int64) pg_atomic_read_u64(&sf_reg->wanted) - 1;
+	uint64		issued;
+	int64		last;
+	int64		reserved;
+	snowflake::GeneratorState gen;
+
+	/* activity: the last ID's position, not the resettable counters */
+	sf_slot_snapshot(w->slot, &gen, &reserved, NULL);
+	last = gen.last_offset;
+	issued = ((uint64) last << sf_layout.sequence_bits) + (uint64) gen.last_sequence;
+	if (issued != w->seen_issued)
+	{
+		w->seen_issued = issued;
+		w->active_until = now + sf_layout.units(SF_WORKER_ACTIVE_MS);
+	}
+	if (wanted > published)
+		sf_publish_ahead(w, Max(wanted, last));
+	else if (now <= w->active_until &&
+			 published < sf_fresh_target(w, last) - SF_PUBLISH_MARGIN_MS / 2)
+		sf_publish_ahead(w, last);	/* once per renewal: the deadline moved */
+}
+
+/*
+ * Releases the held shard: stops generation, lowers the mark to the last ID
+ * issued, publishes it, and revokes the lease so the shard is free at once.
+ */
+static void
+sf_release(SfWorker *w)
+{
+	int64		final_offset;
+	bool		lost;
+
+	if (w->held >= 0)
+	{
+		int64		shard = w->held;
+
+		w->expired = true;		/* grant off first */
+		sf_set_grant(w);
+		LWLockAcquire(w->slot->lock, LW_EXCLUSIVE);
+		/* lowers reserved_offset to the last ID's timestamp, calls in flight too */
+		final_offset = sf_slot_seal(w->slot);
+		/* from here on no reservation goes above the final mark */
+		pg_atomic_write_u64(&w->slot->cap, (uint64) final_offset);
+		LWLockRelease(w->slot->lock);
+		if (final_offset >= 0)
+			(void) sf_publish_mark(w, sf_layout.unix_ms_end_of(final_offset), &lost);
+		ereport(LOG,
+				(errmsg("snowflake registry: released shard " INT64_FORMAT, shard)));
+		w->held = -1;
+		w->expired = false;
+	}
+	if (w->lease != 0)
+		(void) sf_backend->revoke(w->lease);
+	w->lease = 0;
+	w->unanswered = -1;
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->state = REG_CLAIMING;
+	sf_reg->deadline_ns = 0;
+	SpinLockRelease(&sf_reg->mutex);
+}
+
+static void
+sf_worker_exit(int, Datum)
+{
+	if (sf_reg == NULL)
+		return;
+	pg_atomic_write_u64(&sf_reg->grant, 0);
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->worker_latch = NULL;
+	SpinLockRelease(&sf_reg->mutex);
+}
+
+extern "C" void
+snowflake_registry_worker_main(Datum)
+{
+	SfWorker   *w;
+	long		timeout_ms;
+	char		host[128];
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	if (sf_shared == NULL || sf_shared->refused || sf_shared->state_refused || sf_reg == NULL ||
+		!sf_registry_enabled)
+		proc_exit(0);
+
+	before_shmem_exit(sf_worker_exit, (Datum) 0);
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->worker_latch = MyLatch;
+	SpinLockRelease(&sf_reg->mutex);
+
+	w = (SfWorker *) MemoryContextAllocZero(TopMemoryContext, sizeof(SfWorker));
+	w->taken = (uint8 *) MemoryContextAllocZero(TopMemoryContext,
+												(Size) (sf_layout.max_shard_id() / 8 + 1));
+	w->held = -1;
+	w->unanswered = -1;
+	srandom((unsigned int) (MyProcPid ^ sf_clock_ns(CLOCK_MONOTONIC)));
+	{
+		struct timespec res;
+
+		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0)
+			sf_coarse_res_ms = Max((int64) 1, (int64) ((res.tv_nsec + 999999) / 1000000));
+	}
+	if (gethostname(host, sizeof(host)) != 0)
+		strlcpy(host, "unknown", sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	snprintf(w->identity, sizeof(w->identity),
+			 "host %s, port %d, data directory %s, system identifier " UINT64_FORMAT,
+			 host, PostPortNumber, DataDir, GetSystemIdentifier());
+	sf_recall(w);
+
+	/* requests must fit well within a keep-alive interval (TTL/3) */
+	timeout_ms = (long) Min((int64) 2000, Max((int64) 200, (int64) sf_registry_lease * 1000 / 8));
+	{
+		char		err[256];
+		char		share[MAXPGPATH];
+		char		script[MAXPGPATH + 64];
+		SfBackendConfig config;
+
+		get_share_path(my_exec_path, share);
+		snprintf(script, sizeof(script), "%s/extension/snowflake_registry.sql", share);
+		memset(&config, 0, sizeof(config));
+		config.target = sf_registry;
+		config.prefix = sf_registry_prefix;
+		config.datacenters = sf_layout.datacenter_bits > 0;
+		config.datacenter = Max(sf_datacenter_id, 0);
+		config.worker_bits = sf_registry_worker_bits();
+		config.timeout_ms = timeout_ms;
+		config.schema_script = script;
+		config.host = host;
+		config.pid = PostmasterPid;
+		if (!sf_backend->open(&config, err, sizeof(err)))
+		{
+			ereport(LOG,
+					(errmsg("snowflake registry: could not set up the %s client: %s",
+							sf_backend->name, err)));
+			proc_exit(1);		/* restarted by the postmaster */
+		}
+	}
+	w->suspend_ref_ns = sf_clock_ns(CLOCK_BOOTTIME) - sf_clock_ns(CLOCK_MONOTONIC);
+	sf_set_state(REG_CLAIMING, NULL);
+
+	for (;;)
+	{
+		int64		now_ns;
+		int64		suspend;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ShutdownRequestPending)
+		{
+			/*
+			 * Release the shard.  Exit 1 so that the postmaster restarts the
+			 * worker if it is still running (pg_terminate_backend): it then
+			 * claims again.  At shutdown nothing is restarted.
+			 */
+			sf_release(w);
+			sf_publish_view(w);
+			sf_backend->close();
+			proc_exit(1);
+		}
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			if (w->held >= 0 && sf_shard_id >= 0 && sf_shard_id != w->held)
+			{
+				ereport(LOG,
+						(errmsg("snowflake registry: snowflake.shard_id is now %d; releasing "
+								"shard " INT64_FORMAT, sf_shard_id, w->held)));
+				sf_release(w);
+				w->retry_ns = 0;
+			}
+		}
+
+		now_ns = sf_clock_ns(CLOCK_MONOTONIC);
+
+		/* a suspended machine: CLOCK_MONOTONIC stood still, the lease did not */
+		suspend = sf_clock_ns(CLOCK_BOOTTIME) - now_ns;
+		if (suspend - w->suspend_ref_ns > 50 * INT64CONST(1000000) && w->held >= 0)
+		{
+			ereport(LOG,
+					(errmsg("snowflake registry: the system was suspended for " INT64_FORMAT
+							" ms; generation waits for the lease to be renewed",
+							(suspend - w->suspend_ref_ns) / 1000000)));
+			w->deadline_ns = now_ns;
+			w->next_keepalive_ns = now_ns;
+		}
+		w->suspend_ref_ns = suspend;
+
+		if (w->held >= 0 || w->lease != 0)
+		{
+			if (w->held >= 0 && !w->expired && now_ns >= w->deadline_ns)
+			{
+				w->expired = true;
+				sf_set_grant(w);
+				sf_set_state(REG_EXPIRED, NULL);
+				ereport(LOG,
+						(errmsg("snowflake registry: the lease deadline of shard " INT64_FORMAT
+								" passed; generation stops until the lease is renewed", w->held)));
+			}
+			sf_keep_lease(w, now_ns);
+		}
+		if (w->held < 0 && now_ns >= w->retry_ns)
+			sf_claim(w, now_ns);
+		if (w->held >= 0 && !w->expired)
+			sf_keep_fresh(w);
+		sf_note_skew(w);
+		if (w->held >= 0)
+			sf_watch_skew(w);
+		sf_publish_view(w);
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 w->held >= 0 ? 20 : 50, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}

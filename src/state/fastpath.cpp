@@ -1,0 +1,241 @@
+/*-------------------------------------------------------------------------
+ *
+ * fastpath.cpp
+ *		The PostgreSQL side of the lock-free generator (snowflake.generator
+ *		= 'atomic'): atomicgen.hpp's loops run on a shard slot's
+ *		pg_atomic_uint64 words.  The memory-ordering argument is in state.hpp.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "core/atomicgen.hpp"
+#include "state/fastpath.hpp"
+
+namespace
+{
+
+/* atomicgen.hpp's operations on one slot, with PostgreSQL's atomics. */
+struct SfSlotOps
+{
+	ShardSlot  *slot;
+
+	uint64_t	load_clock() noexcept
+	{
+		return pg_atomic_read_u64(&slot->clock);
+	}
+	uint64_t	load_state() noexcept
+	{
+		uint64		word = pg_atomic_read_u64(&slot->state);
+
+		/* reserved is read after the word (see atomic_seal) */
+		pg_read_barrier();
+		return word;
+	}
+	int64_t		load_reserved() noexcept
+	{
+		return sf_reserved(slot);
+	}
+	void		store_reserved(int64_t offset) noexcept
+	{
+		sf_set_reserved(slot, offset);
+	}
+	int64_t		now() noexcept
+	{
+		return sf_now_offset();
+	}
+	bool		cas_clock(uint64_t &expected, uint64_t desired) noexcept
+	{
+		return pg_atomic_compare_exchange_u64(&slot->clock, &expected, desired);
+	}
+	bool		cas_state(uint64_t &expected, uint64_t desired) noexcept
+	{
+		return pg_atomic_compare_exchange_u64(&slot->state, &expected, desired);
+	}
+};
+
+}								/* namespace */
+
+/* Sets up a slot's lock-free words from its (resumed) gen, on first use. */
+void
+sf_fastpath_init_slot(ShardSlot *slot)
+{
+	pg_atomic_init_u64(&slot->state,
+					   snowflake::pack_state(sf_layout, slot->gen.last_offset,
+											 slot->gen.last_sequence));
+	pg_atomic_init_u64(&slot->clock, snowflake::kNoClock);
+	pg_atomic_init_u64(&slot->reserved_offset, (uint64) (int64) -1);
+	/* with a registry, nothing may be reserved before it publishes a mark */
+	pg_atomic_init_u64(&slot->cap, (uint64) (sf_slot_caps ? (int64) -1 : PG_INT64_MAX));
+	pg_atomic_init_u64(&slot->issued, 0);
+	pg_atomic_init_u64(&slot->sequence_exhausted, 0);
+}
+
+/*
+ * One lock-free step: issues a run of up to max_count IDs into *step, or
+ * says why not (Wait, NeedReservation and the refusals are handled by the
+ * caller, as for the LWLock generator).  A millisecond the clock opens starts
+ * at start_sequence (snowflake.sequence_start).  Takes the slot's lock only
+ * to count a backward clock step.
+ */
+void
+sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *step,
+				 int64 start_sequence)
+{
+	SfSlotOps	ops = {slot};
+	int64_t		reading;
+	snowflake::AtomicStep s = snowflake::atomic_issue(ops, sf_layout, slot->shard_id,
+													  sf_lead_units(), max_count, &reading,
+													  start_sequence);
+
+	*now = reading;
+	if (s.step.outcome == snowflake::Outcome::Issued)
+	{
+		pg_atomic_fetch_add_u64(&slot->issued, (uint64) s.step.count);
+		if (s.exhausted)
+			pg_atomic_fetch_add_u64(&slot->sequence_exhausted, 1);
+	}
+	if (s.step.stepped_back > 0)
+	{
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		snowflake::note_step_back(slot->gen, s.step.stepped_back, reading);
+		LWLockRelease(slot->lock);
+	}
+	*step = s.step;
+}
+
+/*
+ * A consistent enough copy of a slot's state for snowflake_stats() and the
+ * mark worker: gen under the lock, with the atomic generator's word and
+ * counters in place of the fields it does not keep in gen.
+ */
+void
+sf_slot_snapshot(ShardSlot *slot, snowflake::GeneratorState *gen, int64 *reserved,
+				 TimestampTz *stats_reset)
+{
+	LWLockAcquire(slot->lock, LW_SHARED);
+	*gen = slot->gen;
+	*reserved = sf_reserved(slot);
+	if (stats_reset)
+		*stats_reset = slot->stats_reset;
+	LWLockRelease(slot->lock);
+
+	if (sf_generator == SF_GENERATOR_ATOMIC)
+	{
+		uint64		word = pg_atomic_read_u64(&slot->state);
+
+		gen->last_offset = snowflake::word_offset(sf_layout, word);
+		gen->last_sequence = snowflake::word_sequence(sf_layout, word);
+		gen->issued = pg_atomic_read_u64(&slot->issued);
+		gen->sequence_exhausted = pg_atomic_read_u64(&slot->sequence_exhausted);
+	}
+}
+
+/*
+ * The timestamp offset of a slot's last ID, and its sequence if asked for.
+ * The lwlock generator's caller holds slot->lock or knows no call runs (the
+ * settle at the postmaster's exit); the atomic generator's word needs no
+ * lock.
+ */
+int64
+sf_slot_last(ShardSlot *slot, int64 *sequence)
+{
+	if (sf_generator == SF_GENERATOR_ATOMIC)
+	{
+		uint64		word = pg_atomic_read_u64(&slot->state);
+
+		if (sequence)
+			*sequence = snowflake::word_sequence(sf_layout, word);
+		return snowflake::word_offset(sf_layout, word);
+	}
+	if (sequence)
+		*sequence = slot->gen.last_sequence;
+	return slot->gen.last_offset;
+}
+
+/*
+ * Resumes a slot strictly above "offset" and lowers its reserved_offset to
+ * at most offset (a shard claimed from the registry, whose freshness mark is
+ * offset).  Caller holds slot->lock exclusively, as every writer of
+ * reserved_offset does.  The atomic generator lowers reserved_offset before
+ * it raises the word with a CAS, so a call that read the old reserved_offset
+ * fails its CAS (see atomic_seal).
+ */
+void
+sf_slot_resume_above(ShardSlot *slot, int64 offset)
+{
+	if (sf_reserved(slot) > offset)
+		sf_set_reserved(slot, offset);
+	if (sf_generator == SF_GENERATOR_ATOMIC)
+	{
+		uint64		target = snowflake::pack_state(sf_layout, offset, sf_layout.max_sequence());
+		uint64		word = pg_atomic_read_u64(&slot->state);
+
+		while (offset >= 0 && word < target &&
+			   !pg_atomic_compare_exchange_u64(&slot->state, &word, target))
+			;
+	}
+	else
+		snowflake::resume_above(slot->gen, sf_layout, offset);
+}
+
+/*
+ * Lowers a slot's reserved_offset to the last timestamp issued while calls
+ * may be running (the registry releasing a shard), and returns the new
+ * reserved_offset: no call issues above it any more without a new
+ * reservation.  Caller holds slot->lock exclusively.  The atomic generator
+ * seals the state word (atomic_seal), so that the value can be one
+ * millisecond above the last ID's.
+ */
+int64
+sf_slot_seal(ShardSlot *slot)
+{
+	int64		last;
+
+	if (sf_generator == SF_GENERATOR_ATOMIC)
+	{
+		SfSlotOps	ops = {slot};
+
+		return snowflake::atomic_seal(ops, sf_layout);
+	}
+	last = slot->gen.last_offset;
+	if (sf_reserved(slot) > last)
+		sf_set_reserved(slot, last);
+	return last;
+}
+
+/*
+ * One import step (snowflake_nextval_at) on a slot of an import shard, with
+ * either generator's representation of its position.  Caller holds
+ * slot->lock exclusively; live calls never generate for an import shard, so
+ * nothing else moves the state word meanwhile.
+ */
+snowflake::Step
+sf_slot_import(ShardSlot *slot, int64 at_offset)
+{
+	snowflake::Step step;
+
+	if (sf_generator == SF_GENERATOR_ATOMIC)
+	{
+		uint64		word = pg_atomic_read_u64(&slot->state);
+
+		for (;;)
+		{
+			snowflake::GeneratorState st = snowflake::kFreshState;
+
+			st.last_offset = snowflake::word_offset(sf_layout, word);
+			st.last_sequence = snowflake::word_sequence(sf_layout, word);
+			step = snowflake::next_import(st, sf_layout, slot->shard_id, at_offset,
+										  sf_reserved(slot));
+			if (step.outcome != snowflake::Outcome::Issued)
+				return step;
+			/* a full barrier, as every install of the word; a failure reloads word */
+			if (pg_atomic_compare_exchange_u64(&slot->state, &word,
+											   snowflake::pack_state(sf_layout, st.last_offset,
+																	 st.last_sequence)))
+				break;
+		}
+		pg_atomic_fetch_add_u64(&slot->issued, 1);
+		return step;
+	}
+	return snowflake::next_import(slot->gen, sf_layout, slot->shard_id, at_offset,
+								  sf_reserved(slot));
+}
