@@ -14,7 +14,8 @@
  *	registry	registry (settings, fencing, the published mark), lease (the
  *				worker: lease, claim, freshness, release), backend_etcd over
  *				etcd and etcd_json (the etcd protocol)
- *	SQL			generate, decode, layouts, stats, metrics, origin, and this file
+ *	SQL			generate, decode, layouts, stats, metrics, origin, colmax,
+ *				adopt, and this file
  *
  *-------------------------------------------------------------------------
  */
