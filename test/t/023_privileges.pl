@@ -275,6 +275,38 @@ is($node->safe_psql('v13', q{
 like($err, qr/ERROR:  42501: must be owner of table public\.plain/,
 	'snowflake_column_max: only the table\'s owner may read it');
 
+# foreign tables: reading one runs its wrapper (here a program, as the
+# server's OS user), so adopt skips them with a NOTICE and convert refuses them
+my $marker = $node->basedir . '/fdw_program_ran';
+$node->safe_psql('v13', qq{
+	CREATE EXTENSION file_fdw;
+	CREATE SERVER files FOREIGN DATA WRAPPER file_fdw;
+	CREATE FOREIGN TABLE public.ft (id bigint DEFAULT snowflake_nextval())
+		SERVER files OPTIONS (program 'touch $marker; echo 5');
+	CREATE TABLE public.pt (id bigint DEFAULT snowflake_nextval()) PARTITION BY RANGE (id);
+	CREATE TABLE public.pt_local PARTITION OF public.pt FOR VALUES FROM (MINVALUE) TO (1000);
+	CREATE FOREIGN TABLE public.pt_remote PARTITION OF public.pt FOR VALUES FROM (1000) TO (MAXVALUE)
+		SERVER files OPTIONS (program 'touch $marker; echo 1500');
+	INSERT INTO public.pt_local VALUES (7);
+});
+($rc, $out, $err) = $node->psql('v13', 'SELECT snowflake_adopt_database() IS NOT NULL');
+is($out, 't', 'adopt_database succeeds beside foreign tables') or diag($err);
+like($err, qr/NOTICE:  snowflake: skipped foreign table public\.ft\n/, 'adopt_database skipped the foreign table');
+like($err, qr/NOTICE:  snowflake: skipped foreign table public\.pt_remote\n/,
+	'adopt_database skipped the foreign partition');
+is(scalar(() = $err =~ /skipped foreign table public\.pt_remote/g), 1,
+	'the foreign partition is reported once, though its parent\'s default and its own both matched');
+($rc, $out, $err) = $node->psql('v13', q{SELECT snowflake_column_max('public.pt', 'id')},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  0A000: cannot read foreign table public\.pt_remote/,
+	'snowflake_column_max refuses a foreign partition (0A000)');
+($rc, $out, $err) = $node->psql('v13', q{SELECT snowflake_convert_column('public.pt', 'id')},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  0A000: cannot read foreign table public\.pt_remote/,
+	'convert_column refuses a table with a foreign partition (0A000)');
+ok(!-e $marker, 'no foreign data wrapper ran');
+$node->safe_psql('v13', 'DROP TABLE public.pt; DROP FOREIGN TABLE public.ft');
+
 # (issue 25, defect 4) another session's temporary table with a snowflake
 # default: adopt skips it, saying so, without touching it (it could not read
 # it, and its IDs end with that session)
