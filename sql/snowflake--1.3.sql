@@ -332,129 +332,17 @@ COMMENT ON FUNCTION snowflake_raise_floor(timestamptz, boolean) IS
 
 REVOKE ALL ON FUNCTION snowflake_raise_floor(timestamptz, boolean) FROM PUBLIC;
 
+-- Adopting a moved database (1.3: C, was PL/pgSQL).  It reads the largest
+-- value of each column without planning a query over the table (planning
+-- runs the table owner's index expressions and partial-index predicates),
+-- skips other sessions' temporary tables and foreign tables with a NOTICE,
+-- and finds everything by OID, never by name: see src/adopt.cpp and
+-- README.md, "pg_upgrade and moving databases".
 CREATE FUNCTION snowflake_adopt_database(at_least timestamptz DEFAULT NULL,
                                          allow_future boolean DEFAULT false)
 RETURNS timestamptz
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    ext_schema name;
-    col record;
-    top bigint;
-    top_ts timestamptz;
-    m bigint;
-    m_ts timestamptz;
-    checked int := 0;
-    floor_ts timestamptz;
-    lead_text text;
-    wait_text text;
-    bound interval;
-    limit_ts timestamptz;
-BEGIN
-    IF allow_future IS NULL THEN
-        RAISE EXCEPTION 'snowflake_adopt_database: allow_future must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    SELECT n.nspname INTO ext_schema
-    FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-    WHERE e.extname = 'snowflake';
-
-    -- functions of our names in our schema that are not ours would make the
-    -- calls below ambiguous: say so instead (they never run: see the README,
-    -- "Privileges")
-    PERFORM 1 FROM pg_catalog.pg_proc p
-    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace AND n.nspname = ext_schema
-    WHERE p.proname IN ('snowflake_timestamp', 'snowflake_raise_floor')
-      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
-                      JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
-                      WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
-                        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
-                        AND d.deptype = 'e');
-    IF FOUND THEN
-        RAISE EXCEPTION 'schema % holds functions named like snowflake''s own that are not the extension''s',
-                        ext_schema
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Drop them, or move the extension to a schema only trusted roles may create in '
-                         '(ALTER EXTENSION snowflake SET SCHEMA ...).';
-    END IF;
-
-    -- a floor further ahead of the clock than the lead plus the wait would
-    -- make every generating call of the server fail until the clock reaches
-    -- it: one far-future value inserted by anyone with INSERT must not do that
-    lead_text := pg_catalog.current_setting('snowflake.max_clock_lead', true);
-    wait_text := pg_catalog.current_setting('snowflake.max_clock_wait', true);
-    IF lead_text IS NOT NULL AND wait_text IS NOT NULL THEN
-        bound := lead_text::pg_catalog.interval + wait_text::pg_catalog.interval;
-        limit_ts := pg_catalog.clock_timestamp() + bound;
-    END IF;
-
-    -- every bigint column whose default calls a function of this extension
-    FOR col IN
-        SELECT DISTINCT ad.adrelid::pg_catalog.regclass AS tbl, a.attname
-        FROM pg_catalog.pg_attrdef ad
-        JOIN pg_catalog.pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
-        JOIN pg_catalog.pg_class c ON c.oid = ad.adrelid
-        JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-                        AND d.objid = ad.oid
-                        AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-        JOIN pg_catalog.pg_depend x ON x.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-                        AND x.objid = d.refobjid
-                        AND x.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
-                        AND x.deptype = 'e'
-        JOIN pg_catalog.pg_extension e ON e.oid = x.refobjid AND e.extname = 'snowflake'
-        WHERE a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype AND NOT a.attisdropped
-          AND c.relkind IN ('r', 'p')
-    LOOP
-        EXECUTE format('SELECT pg_catalog.max(%I) FROM %s', col.attname, col.tbl) INTO m;
-        checked := checked + 1;
-        CONTINUE WHEN m IS NULL;
-        EXECUTE format('SELECT %I.snowflake_timestamp($1::pg_catalog.int8)', ext_schema)
-            INTO m_ts USING m;
-        IF m_ts > limit_ts AND NOT allow_future THEN
-            RAISE EXCEPTION 'the largest snowflake ID in column "%" of % is too far ahead of the clock',
-                            col.attname, col.tbl
-                USING ERRCODE = 'invalid_parameter_value',
-                      DETAIL = format('Its value %s carries %s, %s ahead of the clock; a floor more than '
-                                      'snowflake.max_clock_lead + snowflake.max_clock_wait (%s ms) ahead would '
-                                      'make every generating call on this server fail until the clock '
-                                      'reaches it. Nothing was changed.',
-                                      m, m_ts, pg_catalog.date_trunc('second', m_ts - pg_catalog.clock_timestamp()),
-                                      (pg_catalog.date_part('epoch', bound) * 1000)::pg_catalog.int8),
-                      HINT = 'If that row does not hold a real snowflake ID, fix or delete it and run '
-                             'snowflake_adopt_database() again; if IDs really were issued that far ahead, '
-                             'run snowflake_adopt_database(allow_future => true).';
-        END IF;
-        IF top IS NULL OR m > top THEN
-            top := m;
-            top_ts := m_ts;
-        END IF;
-    END LOOP;
-
-    IF at_least > limit_ts AND NOT allow_future THEN
-        RAISE EXCEPTION 'snowflake floor % is too far ahead of the clock', at_least
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('It is %s ahead; a floor more than snowflake.max_clock_lead + '
-                                  'snowflake.max_clock_wait (%s ms) ahead would make every generating '
-                                  'call on this server fail until the clock reaches it. Nothing was changed.',
-                                  pg_catalog.date_trunc('second', at_least - pg_catalog.clock_timestamp()),
-                                  (pg_catalog.date_part('epoch', bound) * 1000)::pg_catalog.int8),
-                  HINT = 'Check the value; if IDs really were issued that far ahead, pass allow_future => true.';
-    END IF;
-    floor_ts := greatest(top_ts, at_least);
-    IF floor_ts IS NOT NULL THEN
-        EXECUTE format('SELECT %I.snowflake_raise_floor($1::pg_catalog.timestamptz, $2::pg_catalog.bool)',
-                       ext_schema)
-            USING floor_ts, allow_future;
-    END IF;
-    EXECUTE format('UPDATE %I.snowflake_origin SET system_identifier = '
-                   '(SELECT system_identifier FROM pg_catalog.pg_control_system()), '
-                   'recorded_at = pg_catalog.now()', ext_schema);
-    RAISE NOTICE 'snowflake: checked % column(s); this server now generates above %',
-        checked, coalesce(floor_ts::text, 'the clock (no IDs found)');
-    RETURN floor_ts;
-END
-$$;
+AS 'MODULE_PATHNAME', 'snowflake_adopt_database'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION snowflake_adopt_database(timestamptz, boolean) IS
 'adopts a database moved from another cluster without its snowflake state: resumes above its largest ID in columns defaulting to snowflake functions (and above at_least), then records this cluster as its origin; refuses a floor more than snowflake.max_clock_lead + snowflake.max_clock_wait ahead of the clock unless allow_future';
@@ -501,13 +389,27 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_decode(bigint, text) IS
 'all fields of an ID of a named layout; shard_high/shard_low split a two-part shard field (twitter: datacenter, worker; discord: worker, process)';
 
+-- The largest value of a bigint column (1.3), read in C from a btree on the
+-- plain column or from the table itself, never through a planned query:
+-- planning "SELECT max(id)" runs the table owner's index expressions and
+-- partial-index predicates as the caller.  Owner only; for
+-- snowflake_convert_column(), which runs as its caller.  See src/colmax.cpp.
+CREATE FUNCTION snowflake_column_max(tbl regclass, col name)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_column_max'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowflake_column_max(regclass, name) IS
+'largest value of a bigint column of a table the caller owns (and of every table under it), read without running any code of the table''s; refuses other sessions'' temporary tables and foreign tables; used by snowflake_convert_column()';
+
 -- Converting an existing key column to snowflake IDs.  PL/pgSQL, SECURITY
 -- INVOKER (the caller must own the table, as for ALTER TABLE), with a fixed
 -- search_path; every name is quoted with format() and the extension's own
 -- functions are called through its schema, found at run time (the extension
--- is relocatable).  It runs in the caller's transaction: any refusal raises
--- an error, so nothing it did stays.  See README.md, "Converting existing
--- key columns".
+-- is relocatable).  It plans no query over the table: the largest existing
+-- value comes from snowflake_column_max() (1.3).  It runs in the caller's
+-- transaction: any refusal raises an error, so nothing it did stays.  See
+-- README.md, "Converting existing key columns".
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, shard integer,
                                          drop_sequence boolean DEFAULT true)
 RETURNS void
@@ -548,7 +450,8 @@ BEGIN
     -- "Privileges")
     PERFORM 1 FROM pg_catalog.pg_proc p
     JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace AND n.nspname = ext
-    WHERE p.proname IN ('snowflake_nextval', 'snowflake_min_id', 'snowflake_convert_column')
+    WHERE p.proname IN ('snowflake_nextval', 'snowflake_min_id', 'snowflake_convert_column',
+                        'snowflake_column_max')
       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
                       JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
                       WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
@@ -688,7 +591,9 @@ BEGIN
 
     -- existing values must stay below every ID issued from now on
     EXECUTE format('SELECT %I.snowflake_min_id(now())', ext) INTO id_floor;
-    EXECUTE format('SELECT pg_catalog.max(%I) FROM %s', col, tbl) INTO max_value;
+    -- read without planning anything over the table (its index expressions
+    -- and predicates would run as the caller)
+    EXECUTE format('SELECT %I.snowflake_column_max($1, $2)', ext) INTO max_value USING tbl, col;
     IF max_value >= id_floor THEN
         RAISE EXCEPTION 'existing values of column "%" of % could collide with snowflake IDs', col, tbl
             USING ERRCODE = 'object_not_in_prerequisite_state',

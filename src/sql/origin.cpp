@@ -22,8 +22,8 @@
  * The first generating call of each backend compares the two: a database
  * from a cluster this state does not cover is refused, with what to do (copy
  * pg_snowflake/ from the old data directory, or adopt the database with
- * snowflake_adopt_database(), which resumes above its largest ID through
- * snowflake_raise_floor(), here too).  The lineage is read and extended at
+ * snowflake_adopt_database() (adopt.cpp), which resumes above its largest
+ * ID through sf_raise_floor_to(), here).  The lineage is read and extended at
  * start by datadir.cpp.
  *
  * The SQL layer: it may call the state layer (datadir.cpp for the lineage,
@@ -68,7 +68,7 @@ bool		sf_origin_checked = false;
  * function there that the caller would run.  InvalidOid when the extension
  * has no such member (version 1.0, before the update to 1.1).
  */
-static Oid
+Oid
 sf_origin_table(Oid fn_oid)
 {
 	Oid			ext = getExtensionOfObject(ProcedureRelationId, fn_oid);
@@ -168,19 +168,15 @@ sf_check_origin_slow(Oid fn_oid)
 }
 
 /*
- * snowflake_raise_floor(ts [, allow_future]): makes every shard of this
- * server resume strictly above the millisecond of ts: the durable mark first
- * (written, fsynced and WAL-logged), then the point shards resume above and
- * every shard in use.  A floor further ahead of the clock than
- * sf_floor_bound_ms() would stop generation until the clock reaches it, so it
- * is refused unless allow_future is true.  Used by snowflake_adopt_database();
- * superusers only.
+ * Makes every shard of this server resume strictly above the millisecond of
+ * ts: the durable mark first (written, fsynced and WAL-logged), then the
+ * point shards resume above and every shard in use.  A floor further ahead of
+ * the clock than sf_floor_bound_ms() would stop generation until the clock
+ * reaches it, so it is refused unless allow_future is true.
  */
-extern "C" Datum
-snowflake_raise_floor(PG_FUNCTION_ARGS)
+void
+sf_raise_floor_to(TimestampTz ts, bool allow_future)
 {
-	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
-	bool		allow_future = PG_NARGS() > 1 && !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	int64		pg_ms = ts / 1000 - (ts % 1000 < 0 ? 1 : 0);
 	int64		unix_ms = pg_ms + snowflake::kPostgresEpochUnixMs;
 	int64		offset = sf_layout.offset_of(unix_ms);
@@ -204,5 +200,17 @@ snowflake_raise_floor(PG_FUNCTION_ARGS)
 						 "that far ahead, pass allow_future => true.")));
 	if (offset >= 0)
 		sf_raise_floor(offset);
+}
+
+/*
+ * snowflake_raise_floor(ts [, allow_future]): sf_raise_floor_to() from SQL.
+ * Used by snowflake_adopt_database() before 1.3 (it calls sf_raise_floor_to()
+ * directly since); superusers only.
+ */
+extern "C" Datum
+snowflake_raise_floor(PG_FUNCTION_ARGS)
+{
+	sf_raise_floor_to(PG_GETARG_TIMESTAMPTZ(0),
+					  PG_NARGS() > 1 && !PG_ARGISNULL(1) && PG_GETARG_BOOL(1));
 	PG_RETURN_VOID();
 }

@@ -15,6 +15,8 @@
 
 extern bool sf_origin_checked;
 void		sf_check_origin_slow(Oid fn_oid);
+Oid			sf_origin_table(Oid fn_oid);
+void		sf_raise_floor_to(TimestampTz ts, bool allow_future);
 
 /*
  * The first generating call of a backend checks where its database's IDs
