@@ -1,4 +1,4 @@
-/* snowflake--1.3.sql: a fresh install of version 1.3 (kept equal to 1.2 + snowflake--1.2--1.3.sql, which 030_extension_upgrade checks) */
+/* snowflake.sql: a fresh install of the current version (default_version in snowflake.control), kept equal to the previous version + its upgrade script (030_extension_upgrade checks that); the build copies it to snowflake--<version>.sql */
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION snowflake" to load this file. \quit
