@@ -49,6 +49,11 @@ typedef struct SfClaim
 	int64_t		paused_until_ms;
 	int64_t		failover_ms;
 	int64_t		timeline;
+	/*
+	 * created after such a pause: its end (Unix ms), at or above every ID
+	 * of the old primary's holders, lost claims' too (0: none).
+	 */
+	int64_t		epoch_floor_ms;
 } SfClaim;
 
 /* What a backend is opened with. */

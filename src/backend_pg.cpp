@@ -955,7 +955,8 @@ p_claim(int64_t shard, int64_t lease, const char *identity, SfClaim *out)
 			 " RETURNING claim_id;"
 			 "SELECT c.holder, c.lease, s.mark_ms::text, (extract(epoch FROM now()) * 1000)::bigint,"
 			 " e.timeline, (extract(epoch FROM e.first_seen_at) * 1000)::bigint,"
-			 " (extract(epoch FROM e.claims_from) * 1000)::bigint, e.claims_from > now()"
+			 " (extract(epoch FROM e.claims_from) * 1000)::bigint, e.claims_from > now(),"
+			 " e.claims_from > e.first_seen_at"
 			 " FROM " SF_PG_SCHEMA ".epoch() e, " SF_PG_SCHEMA ".shards s"
 			 " LEFT JOIN " SF_PG_SCHEMA ".claims c"
 			 " ON c.id_space = s.id_space AND c.datacenter = s.datacenter"
@@ -973,7 +974,7 @@ p_claim(int64_t shard, int64_t lease, const char *identity, SfClaim *out)
 	free(sql);
 	if (!ok)
 		return SF_BACKEND_FAILED;
-	if (n != 4 || PQntuples(r[3]) != 1 || PQnfields(r[3]) != 8)
+	if (n != 4 || PQntuples(r[3]) != 1 || PQnfields(r[3]) != 9)
 	{
 		clear(r, n);
 		set_error("claiming a shard", "unexpected answer");
@@ -995,6 +996,8 @@ p_claim(int64_t shard, int64_t lease, const char *identity, SfClaim *out)
 		out->failover_ms = strtoll(PQgetvalue(r[3], 0, 5), NULL, 10);
 		out->paused_until_ms = strtoll(PQgetvalue(r[3], 0, 6), NULL, 10);
 	}
+	if (strcmp(PQgetvalue(r[3], 0, 8), "t") == 0)
+		out->epoch_floor_ms = strtoll(PQgetvalue(r[3], 0, 6), NULL, 10);
 	clear(r, n);
 	if (out->created || out->holder_lease == lease)
 		st.claimed_lease = lease;

@@ -87,6 +87,7 @@ typedef struct SfWorker
 	int64		skew_hi_ms;
 	bool		skew_warned;	/* a holder's drift was logged */
 	int64		failover_logged;	/* the registry's failover whose pause was logged (ms) */
+	int64		epoch_floor_ms; /* of the last claim: SfClaim.epoch_floor_ms */
 	char		replication[32];	/* how the registry replicates, as last noted */
 } SfWorker;
 
@@ -467,6 +468,7 @@ sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t hol
 		}
 		return 3;
 	}
+	w->epoch_floor_ms = c.epoch_floor_ms;
 	strlcpy(holder, c.holder, holder_len);
 	if (!c.created && c.holder_lease != 0 && c.holder_lease == w->lease)
 	{
@@ -883,7 +885,12 @@ sf_claim(SfWorker *w, int64 now_ns)
 		bool		own = w->reclaimed_own && w->remembered_floor_ms >= -1 &&
 			w->remembered_floor_ms <= fresh_ms && shard == w->remembered &&
 			!sf_shared->started_from_backup;
-		int64		floor_ms = own ? w->remembered_floor_ms : fresh_ms;
+		/*
+		 * After a failover of the registry, a claim of another server that
+		 * the promoted standby lacks may have come between: the end of the
+		 * pause covers its IDs (and lies in the past: no wait).
+		 */
+		int64		floor_ms = own ? Max(w->remembered_floor_ms, w->epoch_floor_ms) : fresh_ms;
 		int64		fresh_offset = floor_ms >= 0 ? sf_layout.offset_of(floor_ms) : -1;
 		ShardSlot  *slot = sf_slot_for_shard(shard, false);
 

@@ -49,6 +49,8 @@ for my $name ('s1', 's2')
 {
 	my $n = registry_node($name, undef, endpoints => $target, prefix => '/promo',
 		lease => $lease, shards => '3');
+	# WARNINGs too (registry_node logs from LOG up)
+	$n->append_conf('postgresql.conf', "log_min_messages = warning\n");
 	$n->start;
 	$n->safe_psql('postgres', 'CREATE EXTENSION snowflake; CREATE TABLE t (id bigint NOT NULL)');
 	push @s, $n;
