@@ -147,13 +147,15 @@ cmp_ok($last - $r2_heartbeat, '>', $lease / 2,
 ok($r2->poll_query_until('registry', q{SELECT last_heartbeat + lease_ttl_s * interval '1 s' < now()
 	FROM snowflake_registry.claims WHERE id_space = '/promo' AND status = 'active'}),
 	"r2's copy of s1's claim has expired");
+my $promoted = time;				# the pause counts from after this
 $r2->promote;
-my $promoted = time;
 
 # S2 waits, saying why, and claims the shard once the pause is over
-sleep 3;
+$s2->poll_query_until('postgres',
+	q{SELECT last_error ~ 'failed over' OR generating FROM snowflake_registry});
 like(registry_row($s2, 'last_error'), qr/failed over/,
 	's2 says that the registry failed over and claims wait');
+is(registry_row($s2, 'state'), 'failover pause', 'in state "failover pause"');
 is($r2->safe_psql('registry', q{SELECT count(*) FROM snowflake_registry.claims
 	WHERE id_space = '/promo' AND status = 'expired'}), '0',
 	'no active row is marked expired during the pause');
