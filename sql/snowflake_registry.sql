@@ -11,7 +11,9 @@
 --
 -- It creates only what is missing, in one transaction, under an advisory
 -- lock, so servers that start together make it once.  Version 1; a server
--- refuses tables of another version.
+-- refuses tables of another version.  Running it again on tables it made
+-- before adds what a newer release needs (the epochs of 1.3, below) and
+-- leaves the rest as it is.
 BEGIN;
 SET LOCAL search_path = pg_catalog, pg_temp;
 SET LOCAL client_min_messages = warning;
@@ -45,8 +47,11 @@ CREATE TABLE IF NOT EXISTS snowflake_registry.claims (
     host           text NOT NULL,
     pid            integer NOT NULL,             -- of the holder's postmaster
     holder_clock   timestamptz,                  -- the holder's clock when it sent its last heartbeat
-    mark_ms        bigint                        -- the last freshness mark this claim published
+    mark_ms        bigint,                       -- the last freshness mark this claim published
+    lead_ms        integer                       -- how far past its deadline its marks reach (1.3)
 );
+-- tables made by 1.2 and older lack it
+ALTER TABLE snowflake_registry.claims ADD COLUMN IF NOT EXISTS lead_ms integer;
 -- at most one active claim per shard; also every lookup of a live claim
 CREATE UNIQUE INDEX IF NOT EXISTS claims_active
     ON snowflake_registry.claims (id_space, datacenter, worker) WHERE status = 'active';
@@ -62,5 +67,116 @@ CREATE TABLE IF NOT EXISTS snowflake_registry.shards (
     mark_ms    bigint,
     PRIMARY KEY (id_space, datacenter, worker)
 );
+
+-- Epochs (1.3): the registry database's history of failovers.  A standby
+-- promoted after asynchronous replication may lack the last writes of the
+-- old primary: heartbeats, freshness marks, releases, even whole claims.  So
+-- on a database seen for the first time under a new (system identifier,
+-- timeline), nothing is claimed and no active claim is marked expired until
+-- claims_from: the longest lease of the claims of the last day, plus how far
+-- their marks reach past the deadline (lead_ms, 2 s where unknown), plus a
+-- margin of 5 s for the clocks, after the first claim that saw the epoch (at
+-- or after the promotion).  By then every holder of the old primary has
+-- passed its deadline; a claim then resumes above claims_from too (the
+-- shard's mark is raised to it), above every ID such a holder issued.  The
+-- triggers below enforce it for every claimer, whatever its version.  A
+-- fresh database on timeline 1, with no claim and no epoch yet, does not
+-- wait.
+CREATE TABLE IF NOT EXISTS snowflake_registry.epochs (
+    system_identifier bigint NOT NULL,           -- pg_control_system()
+    timeline          integer NOT NULL,          -- of the WAL written now
+    first_seen_at     timestamptz NOT NULL,      -- now() of the first claim that saw it
+    claims_from       timestamptz NOT NULL,      -- no claim, no expiry before
+    PRIMARY KEY (system_identifier, timeline)
+);
+
+-- The current epoch's row, made on first sight (NULLs on a standby, which
+-- takes no claim anyway).
+CREATE OR REPLACE FUNCTION snowflake_registry.epoch(
+    OUT system_identifier bigint, OUT timeline integer,
+    OUT first_seen_at timestamptz, OUT claims_from timestamptz)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    pause_ms bigint;
+BEGIN
+    IF pg_catalog.pg_is_in_recovery() THEN
+        RETURN;
+    END IF;
+    system_identifier := (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c);
+    timeline := ('x' || pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()),
+                                          1, 8))::bit(32)::integer;
+    SELECT e.first_seen_at, e.claims_from INTO first_seen_at, claims_from
+      FROM snowflake_registry.epochs e
+     WHERE e.system_identifier = epoch.system_identifier AND e.timeline = epoch.timeline;
+    IF FOUND THEN
+        RETURN;
+    END IF;
+    IF timeline = 1 AND NOT EXISTS (SELECT FROM snowflake_registry.epochs)
+       AND NOT EXISTS (SELECT FROM snowflake_registry.claims) THEN
+        pause_ms := 0;
+    ELSE
+        SELECT coalesce(max(c.lease_ttl_s), 60) * 1000 + coalesce(max(coalesce(c.lead_ms, 2000)), 2000) + 5000
+          INTO pause_ms
+          FROM snowflake_registry.claims c
+         WHERE c.last_heartbeat > (SELECT max(m.last_heartbeat) FROM snowflake_registry.claims m)
+                                  - interval '1 day';
+    END IF;
+    INSERT INTO snowflake_registry.epochs
+    VALUES (system_identifier, timeline, now(), now() + pause_ms * interval '1 millisecond')
+    ON CONFLICT DO NOTHING;
+    SELECT e.first_seen_at, e.claims_from INTO first_seen_at, claims_from
+      FROM snowflake_registry.epochs e
+     WHERE e.system_identifier = epoch.system_identifier AND e.timeline = epoch.timeline;
+END
+$$;
+
+-- Before a claim is inserted or an active one marked expired: nothing
+-- before claims_from (the row is skipped); a claim in an epoch that paused
+-- raises its shard's mark to claims_from.
+CREATE OR REPLACE FUNCTION snowflake_registry.claims_guard() RETURNS trigger
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    e record;
+BEGIN
+    SELECT * INTO e FROM snowflake_registry.epoch();
+    IF e.claims_from IS NULL THEN
+        RETURN NEW;             -- a standby: the write fails anyway
+    END IF;
+    IF now() < e.claims_from THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'INSERT' AND e.claims_from > e.first_seen_at THEN
+        UPDATE snowflake_registry.shards s
+           SET mark_ms = (extract(epoch FROM e.claims_from) * 1000)::bigint
+         WHERE s.id_space = NEW.id_space AND s.datacenter = NEW.datacenter
+           AND s.worker = NEW.worker
+           AND (s.mark_ms IS NULL OR s.mark_ms < (extract(epoch FROM e.claims_from) * 1000)::bigint);
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_trigger
+                   WHERE tgrelid = 'snowflake_registry.claims'::regclass
+                     AND tgname = 'claims_guard_insert') THEN
+        CREATE TRIGGER claims_guard_insert BEFORE INSERT ON snowflake_registry.claims
+            FOR EACH ROW WHEN (NEW.status = 'active')
+            EXECUTE FUNCTION snowflake_registry.claims_guard();
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_trigger
+                   WHERE tgrelid = 'snowflake_registry.claims'::regclass
+                     AND tgname = 'claims_guard_expire') THEN
+        CREATE TRIGGER claims_guard_expire BEFORE UPDATE ON snowflake_registry.claims
+            FOR EACH ROW WHEN (OLD.status = 'active' AND NEW.status = 'expired')
+            EXECUTE FUNCTION snowflake_registry.claims_guard();
+    END IF;
+END
+$$;
 
 COMMIT;

@@ -41,6 +41,19 @@ typedef struct SfClaim
 	int64_t		holder_lease;	/* !created: the holder's lease (0: unknown) */
 	bool		mark_found;		/* either way: the shard's freshness mark ... */
 	char		mark[64];		/* ... as stored, read in the same transaction */
+	/*
+	 * !created because the registry failed over lately and takes no claim
+	 * until paused_until_ms (its clock, Unix ms; 0: not paused): since
+	 * failover_ms, onto timeline (PostgreSQL's).
+	 */
+	int64_t		paused_until_ms;
+	int64_t		failover_ms;
+	int64_t		timeline;
+	/*
+	 * created after such a pause: its end (Unix ms), at or above every ID
+	 * of the old primary's holders, lost claims' too (0: none).
+	 */
+	int64_t		epoch_floor_ms;
 } SfClaim;
 
 /* What a backend is opened with. */
@@ -55,6 +68,7 @@ typedef struct SfBackendConfig
 	const char *schema_script;	/* the shipped schema script (PostgreSQL) */
 	const char *host;			/* this server, for the claims it makes */
 	int			pid;			/* its postmaster's PID */
+	const int  *max_clock_lead_ms;	/* snowflake.max_clock_lead, as it is now */
 } SfBackendConfig;
 
 typedef struct SfRegistryBackend
@@ -100,6 +114,12 @@ typedef struct SfRegistryBackend
 	SfBackendResult (*publish) (int64_t shard, int64_t lease, int64_t mark_ms, bool *applied);
 	/* Who holds shard now: *found, and under which lease. */
 	SfBackendResult (*holder) (int64_t shard, bool *found, int64_t *lease);
+	/*
+	 * How the registry replicates, as its last answer showed: "synchronous",
+	 * "asynchronous" (standbys, none synchronous), "no standby", or NULL
+	 * (unknown, or a quorum like etcd's where it does not matter).
+	 */
+	const char *(*replication) (void);
 } SfRegistryBackend;
 
 #endif							/* SNOWFLAKE_BACKEND_HPP */

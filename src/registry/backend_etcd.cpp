@@ -253,6 +253,13 @@ e_holder(int64_t shard, bool *found, int64_t *lease)
 	return result(etcd::get(&client, k, value, sizeof(value), found, lease));
 }
 
+/* etcd's writes are quorum writes: a new leader has them all. */
+const char *
+e_replication(void)
+{
+	return NULL;
+}
+
 }								/* namespace */
 
 const SfRegistryBackend sf_etcd_backend = {
@@ -274,4 +281,5 @@ const SfRegistryBackend sf_etcd_backend = {
 	e_give_back,
 	e_publish,
 	e_holder,
+	e_replication,
 };

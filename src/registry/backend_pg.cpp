@@ -17,6 +17,18 @@
  *					its last heartbeat, and the last mark it published.  A
  *					partial unique index allows one active row per shard.
  *	shards			one row per shard ever claimed: its freshness mark.
+ *	epochs			(1.3) one row per (system identifier, timeline) the
+ *					database was seen under, and when claims may start in it.
+ *
+ * Failover (1.3).  A standby promoted after asynchronous replication may
+ * lack the old primary's last writes (heartbeats, marks, whole claims): by
+ * its clock a holder's row expires before the holder's own deadline, and the
+ * shard's mark there is stale.  So the script's triggers on claims, which
+ * every claimer's statements fire whatever its version, take no claim and
+ * mark no active row expired until the epoch's claims_from (a lease + lead
+ * + margin after the first claim that saw the new timeline), and raise the
+ * claimed shard's mark to claims_from.  A claim made in that pause returns
+ * it (SfClaim.paused_until_ms), for the worker to say why it waits.
  *
  * Expiry is decided by the registry's clock alone: an active row whose
  * last_heartbeat + lease_ttl_s lies at or before now() there is over; the
@@ -83,6 +95,8 @@ struct State
 	uint64_t	bytes_received;
 	uint64_t	counted_sent;	/* of the current socket, by TCP_INFO */
 	uint64_t	counted_received;
+	const int  *lead_ms;		/* snowflake.max_clock_lead */
+	const char *replication;	/* as the last answer showed, NULL: unknown */
 	bool		sample_new;
 	int64_t		sample_lo_ms;
 	int64_t		sample_hi_ms;
@@ -369,6 +383,37 @@ note_clock(const char *now_text, int64_t sent_wall, int64_t answered_wall)
 	st.sample_new = true;
 }
 
+/*
+ * Two columns for an answer: the registry's walsenders (its standbys: all
+ * any role sees of pg_stat_replication) and whether its commits wait for a
+ * synchronous one.
+ */
+#define REPLICATION_COLUMNS \
+	" (SELECT count(*) FROM pg_catalog.pg_stat_replication)," \
+	" current_setting('synchronous_standby_names') <> ''" \
+	" AND current_setting('synchronous_commit') NOT IN ('off', 'local')"
+
+/* Notes how the registry replicates, from REPLICATION_COLUMNS at col. */
+void
+note_replication(const PGresult *res, int col)
+{
+	if (PQnfields(res) < col + 2 || PQgetisnull(res, 0, col) || PQgetisnull(res, 0, col + 1))
+		return;
+	if (strcmp(PQgetvalue(res, 0, col), "0") == 0)
+		st.replication = "no standby";
+	else if (strcmp(PQgetvalue(res, 0, col + 1), "t") == 0)
+		st.replication = "synchronous";
+	else
+		st.replication = "asynchronous";
+}
+
+/* How far past its deadline a holder's marks reach: the lead and lease.cpp's 1 s margin. */
+long
+mark_lead_ms()
+{
+	return (st.lead_ms ? *st.lead_ms : 1000) + 1000;
+}
+
 /* Reads the shipped schema script into a malloc'd string; NULL with st.error. */
 char *
 read_script()
@@ -425,10 +470,14 @@ check_schema(int64_t deadline)
 		if (!run("checking the registry's tables",
 				 "SELECT to_regclass('" SF_PG_SCHEMA ".schema_version') IS NOT NULL,"
 				 " to_regclass('" SF_PG_SCHEMA ".claims') IS NOT NULL,"
-				 " to_regclass('" SF_PG_SCHEMA ".shards') IS NOT NULL",
+				 " to_regclass('" SF_PG_SCHEMA ".shards') IS NOT NULL,"
+				 " to_regclass('" SF_PG_SCHEMA ".epochs') IS NOT NULL"
+				 "  AND (SELECT count(*) FROM pg_catalog.pg_trigger"
+				 "   WHERE tgrelid = to_regclass('" SF_PG_SCHEMA ".claims')"
+				 "    AND tgname IN ('claims_guard_insert', 'claims_guard_expire')) = 2",
 				 -1, NULL, r, &n, deadline))
 			return false;
-		if (n != 1 || PQntuples(r[0]) != 1 || PQnfields(r[0]) != 3)
+		if (n != 1 || PQntuples(r[0]) != 1 || PQnfields(r[0]) != 4)
 		{
 			clear(r, n);
 			set_error("checking the registry's tables", "unexpected answer");
@@ -467,6 +516,8 @@ check_schema(int64_t deadline)
 			missing = SF_PG_SCHEMA ".claims";
 		else if (strcmp(PQgetvalue(r[0], 0, 2), "t") != 0)
 			missing = SF_PG_SCHEMA ".shards";
+		else if (strcmp(PQgetvalue(r[0], 0, 3), "t") != 0)
+			missing = SF_PG_SCHEMA ".epochs and its triggers (new in 1.3)";
 		clear(r, n);
 		if (missing == NULL)
 			return true;
@@ -618,6 +669,7 @@ p_open(const SfBackendConfig *config, char *err, size_t errlen)
 	snprintf(st.script, sizeof(st.script), "%s", config->schema_script ? config->schema_script : "");
 	snprintf(st.host, sizeof(st.host), "%s", config->host);
 	st.pid = config->pid;
+	st.lead_ms = config->max_clock_lead_ms;
 	if (!sf_pg_target_check(st.target, err, errlen))
 		return false;
 	return true;
@@ -713,7 +765,7 @@ p_renew(int64_t lease, int64_t *ttl)
 	static const char *sql =
 		"WITH renewed AS ("
 		" UPDATE " SF_PG_SCHEMA ".claims SET last_heartbeat = now(),"
-		"  holder_clock = to_timestamp($2::float8 / 1000)"
+		"  holder_clock = to_timestamp($2::float8 / 1000), lead_ms = $3"
 		" WHERE lease = $1 AND status = 'active'"
 		"  AND last_heartbeat + lease_ttl_s * interval '1 second' > now()"
 		" RETURNING lease_ttl_s),"
@@ -724,16 +776,17 @@ p_renew(int64_t lease, int64_t *ttl)
 		"  AND last_heartbeat + lease_ttl_s * interval '1 second' <= now()"
 		" RETURNING 1)"
 		" SELECT (SELECT max(lease_ttl_s) FROM renewed), (SELECT count(*) FROM lapsed),"
-		" (extract(epoch FROM now()) * 1000)::bigint";
-	char		l[24], clock[24];
-	const char *params[2] = {l, clock};
+		" (extract(epoch FROM now()) * 1000)::bigint," REPLICATION_COLUMNS;
+	char		l[24], clock[24], lead[24];
+	const char *params[3] = {l, clock, lead};
 	PGresult   *r[kMaxResults];
 	int			n;
 	int64_t		sent_wall = wall_ms();
 
 	snprintf(l, sizeof(l), "%lld", (long long) lease);
 	snprintf(clock, sizeof(clock), "%lld", (long long) sent_wall);
-	if (!request("renewing the lease", sql, 2, params, r, &n))
+	snprintf(lead, sizeof(lead), "%ld", mark_lead_ms());
+	if (!request("renewing the lease", sql, 3, params, r, &n))
 		return SF_BACKEND_FAILED;
 	if (n != 1 || PQntuples(r[0]) != 1)
 	{
@@ -742,6 +795,7 @@ p_renew(int64_t lease, int64_t *ttl)
 		return SF_BACKEND_FAILED;
 	}
 	note_clock(PQgetvalue(r[0], 0, 2), sent_wall, wall_ms());
+	note_replication(r[0], 3);
 	if (!PQgetisnull(r[0], 0, 0))
 	{
 		*ttl = strtoll(PQgetvalue(r[0], 0, 0), NULL, 10);
@@ -794,7 +848,7 @@ p_list_held(void (*fn) (void *arg, int64_t shard), void *arg)
 		"SELECT (extract(epoch FROM now()) * 1000)::bigint,"
 		" array_to_string(ARRAY(SELECT worker FROM " SF_PG_SCHEMA ".claims"
 		"  WHERE id_space = $1 AND datacenter = $2 AND status = 'active'"
-		"   AND last_heartbeat + lease_ttl_s * interval '1 second' > now()), ',')";
+		"   AND last_heartbeat + lease_ttl_s * interval '1 second' > now()), ',')," REPLICATION_COLUMNS;
 	char		dc[24];
 	const char *params[2] = {st.prefix, dc};
 	PGresult   *r[kMaxResults];
@@ -812,6 +866,7 @@ p_list_held(void (*fn) (void *arg, int64_t shard), void *arg)
 		return SF_BACKEND_FAILED;
 	}
 	note_clock(PQgetvalue(r[0], 0, 0), sent_wall, wall_ms());
+	note_replication(r[0], 2);
 	p = PQgetvalue(r[0], 0, 1);
 	while (*p)
 	{
@@ -868,7 +923,7 @@ p_claim(int64_t shard, int64_t lease, const char *identity, SfClaim *out)
 		PQfreemem(host);
 		return SF_BACKEND_FAILED;
 	}
-	len = 2048 + 3 * strlen(space) + strlen(who) + strlen(host);
+	len = 4096 + 3 * strlen(space) + strlen(who) + strlen(host);
 	sql = (char *) malloc(len);
 	if (sql == NULL)
 	{
@@ -879,6 +934,12 @@ p_claim(int64_t shard, int64_t lease, const char *identity, SfClaim *out)
 		return SF_BACKEND_FAILED;
 	}
 	sent_wall = wall_ms();
+	/*
+	 * The triggers of claims (snowflake_registry.sql) skip the expiry and
+	 * the insert while the registry's epoch pauses claims, and raise the
+	 * shard's mark to the end of the pause; the last statement reads the
+	 * epoch (made on first sight by the first of these to run).
+	 */
 	snprintf(sql, len,
 			 "UPDATE " SF_PG_SCHEMA ".claims SET status = 'expired',"
 			 " released_at = last_heartbeat + lease_ttl_s * interval '1 second'"
@@ -887,20 +948,24 @@ p_claim(int64_t shard, int64_t lease, const char *identity, SfClaim *out)
 			 "INSERT INTO " SF_PG_SCHEMA ".shards (id_space, datacenter, worker)"
 			 " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING;"
 			 "INSERT INTO " SF_PG_SCHEMA ".claims (id_space, datacenter, worker, lease, holder,"
-			 " host, pid, status, lease_ttl_s, allocated_at, last_heartbeat, holder_clock)"
+			 " host, pid, status, lease_ttl_s, allocated_at, last_heartbeat, holder_clock, lead_ms)"
 			 " VALUES (%s, %s, %s, %lld, %s, %s, %d, 'active', %lld, now(), now(),"
-			 " to_timestamp(%lld::float8 / 1000))"
+			 " to_timestamp(%lld::float8 / 1000), %ld)"
 			 " ON CONFLICT (id_space, datacenter, worker) WHERE status = 'active' DO NOTHING"
 			 " RETURNING claim_id;"
-			 "SELECT c.holder, c.lease, s.mark_ms::text, (extract(epoch FROM now()) * 1000)::bigint"
-			 " FROM " SF_PG_SCHEMA ".shards s LEFT JOIN " SF_PG_SCHEMA ".claims c"
+			 "SELECT c.holder, c.lease, s.mark_ms::text, (extract(epoch FROM now()) * 1000)::bigint,"
+			 " e.timeline, (extract(epoch FROM e.first_seen_at) * 1000)::bigint,"
+			 " (extract(epoch FROM e.claims_from) * 1000)::bigint, e.claims_from > now(),"
+			 " e.claims_from > e.first_seen_at"
+			 " FROM " SF_PG_SCHEMA ".epoch() e, " SF_PG_SCHEMA ".shards s"
+			 " LEFT JOIN " SF_PG_SCHEMA ".claims c"
 			 " ON c.id_space = s.id_space AND c.datacenter = s.datacenter"
 			 " AND c.worker = s.worker AND c.status = 'active'"
 			 " WHERE s.id_space = %s AND s.datacenter = %s AND s.worker = %s",
 			 space, dc, worker,
 			 space, dc, worker,
 			 space, dc, worker, (long long) lease, who, host, st.pid, (long long) st.ttl_s,
-			 (long long) sent_wall,
+			 (long long) sent_wall, mark_lead_ms(),
 			 space, dc, worker);
 	PQfreemem(space);
 	PQfreemem(who);
@@ -909,7 +974,7 @@ p_claim(int64_t shard, int64_t lease, const char *identity, SfClaim *out)
 	free(sql);
 	if (!ok)
 		return SF_BACKEND_FAILED;
-	if (n != 4 || PQntuples(r[3]) != 1 || PQnfields(r[3]) != 4)
+	if (n != 4 || PQntuples(r[3]) != 1 || PQnfields(r[3]) != 9)
 	{
 		clear(r, n);
 		set_error("claiming a shard", "unexpected answer");
@@ -925,6 +990,14 @@ p_claim(int64_t shard, int64_t lease, const char *identity, SfClaim *out)
 	out->mark_found = !PQgetisnull(r[3], 0, 2);
 	if (out->mark_found)
 		snprintf(out->mark, sizeof(out->mark), "%s", PQgetvalue(r[3], 0, 2));
+	if (!out->created && strcmp(PQgetvalue(r[3], 0, 7), "t") == 0)
+	{
+		out->timeline = strtoll(PQgetvalue(r[3], 0, 4), NULL, 10);
+		out->failover_ms = strtoll(PQgetvalue(r[3], 0, 5), NULL, 10);
+		out->paused_until_ms = strtoll(PQgetvalue(r[3], 0, 6), NULL, 10);
+	}
+	if (strcmp(PQgetvalue(r[3], 0, 8), "t") == 0)
+		out->epoch_floor_ms = strtoll(PQgetvalue(r[3], 0, 6), NULL, 10);
 	clear(r, n);
 	if (out->created || out->holder_lease == lease)
 		st.claimed_lease = lease;
@@ -1002,6 +1075,12 @@ p_holder(int64_t shard, bool *found, int64_t *lease)
 	*lease = *found ? strtoll(PQgetvalue(r[0], 0, 0), NULL, 10) : 0;
 	clear(r, n);
 	return SF_BACKEND_OK;
+}
+
+const char *
+p_replication(void)
+{
+	return st.replication;
 }
 
 }								/* namespace */
@@ -1117,4 +1196,5 @@ const SfRegistryBackend sf_pg_backend = {
 	p_give_back,
 	p_publish,
 	p_holder,
+	p_replication,
 };

@@ -86,6 +86,9 @@ typedef struct SfWorker
 	int64		skew_lo_ms;		/* the estimate: ours minus the registry's */
 	int64		skew_hi_ms;
 	bool		skew_warned;	/* a holder's drift was logged */
+	int64		failover_logged;	/* the registry's failover whose pause was logged (ms) */
+	int64		epoch_floor_ms; /* of the last claim: SfClaim.epoch_floor_ms */
+	char		replication[32];	/* how the registry replicates, as last noted */
 } SfWorker;
 
 static const char *const kRegistryName = "registry";
@@ -101,6 +104,34 @@ sf_set_state(SfRegState state, const char *error)
 		strlcpy(sf_reg->last_error, error, sizeof(sf_reg->last_error));
 		sf_reg->errors++;
 	}
+	SpinLockRelease(&sf_reg->mutex);
+}
+
+/*
+ * Notes how the registry replicates (the view's registry_replication), and
+ * warns when it has standbys but commits wait for none of them: a failover
+ * to such a standby may lose the last claims and marks, and claims then
+ * pause for a lease and more after the promotion (docs/operations.md).
+ */
+static void
+sf_note_replication(SfWorker *w)
+{
+	const char *now = sf_backend->replication();
+
+	if (now == NULL || strcmp(now, w->replication) == 0)
+		return;
+	if (strcmp(now, "asynchronous") == 0)
+		ereport(WARNING,
+				(errmsg("snowflake registry: %s has standbys, but none is synchronous",
+						sf_registry_noun()),
+				 errdetail("A standby promoted after asynchronous replication may lack the last "
+						   "claims and freshness marks; IDs stay unique, but no server claims a "
+						   "shard for the lease and more after such a promotion."),
+				 errhint("Replicate the registry synchronously (synchronous_standby_names, or "
+						 "Patroni's synchronous_mode_strict); see the operations guide.")));
+	strlcpy(w->replication, now, sizeof(w->replication));
+	SpinLockAcquire(&sf_reg->mutex);
+	strlcpy(sf_reg->replication, now, sizeof(sf_reg->replication));
 	SpinLockRelease(&sf_reg->mutex);
 }
 
@@ -120,6 +151,7 @@ sf_publish_view(SfWorker *w)
 	sf_reg->lease_ttl = w->ttl_s;
 	sf_reg->deadline_ns = w->held >= 0 ? w->deadline_ns : 0;
 	SpinLockRelease(&sf_reg->mutex);
+	sf_note_replication(w);
 }
 
 /* Sets the grant every generating call checks. */
@@ -406,7 +438,9 @@ sf_watch_skew(SfWorker *w)
  * Tries to create the holder key of one shard.  Returns 1 when claimed (with
  * *fresh_ms the shard's freshness mark, -1 if none), 0 when another server
  * holds it (its description in holder), 2 when the shard's freshness mark is
- * refused (why in holder; the key is not kept), -1 when etcd did not answer.
+ * refused (why in holder; the key is not kept), 3 when the registry failed
+ * over lately and takes no claim yet (why in holder), -1 when etcd did not
+ * answer.
  */
 static int
 sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t holder_len)
@@ -415,6 +449,26 @@ sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t hol
 
 	if (sf_backend->claim(shard, w->lease, w->identity, &c) != SF_BACKEND_OK)
 		return -1;
+	if (c.paused_until_ms > 0)
+	{
+		char		since[40], until[40];
+
+		snowflake::format_utc(c.failover_ms, since, sizeof(since));
+		snowflake::format_utc(c.paused_until_ms, until, sizeof(until));
+		snprintf(holder, holder_len, "%s failed over (timeline " INT64_FORMAT ", first seen "
+				 "%s): claims wait until %s, when every holder of the old primary is past its "
+				 "deadline", sf_registry_noun(), (int64) c.timeline, since, until);
+		if (w->failover_logged != c.failover_ms)
+		{
+			ereport(LOG,
+					(errmsg("snowflake registry: %s", holder),
+					 errdetail("A standby promoted after asynchronous replication may lack the "
+							   "last heartbeats, freshness marks and claims of the old primary.")));
+			w->failover_logged = c.failover_ms;
+		}
+		return 3;
+	}
+	w->epoch_floor_ms = c.epoch_floor_ms;
 	strlcpy(holder, c.holder, holder_len);
 	if (!c.created && c.holder_lease != 0 && c.holder_lease == w->lease)
 	{
@@ -749,6 +803,8 @@ sf_claim(SfWorker *w, int64 now_ns)
 		w->reclaimed_own = false;
 		shard_tried = candidates[i];
 		rc = sf_try_shard(w, candidates[i], &fresh_ms, holder, sizeof(holder));
+		if (rc == 3)
+			break;				/* no claim in this epoch yet, whatever the shard */
 		if (rc == 2)
 		{
 			/* its mark is refused: remember it, and try the next if the lease is left */
@@ -772,6 +828,17 @@ sf_claim(SfWorker *w, int64 now_ns)
 		return;
 	}
 	w->unanswered = -1;
+	if (rc == 3)
+	{
+		SpinLockAcquire(&sf_reg->mutex);
+		sf_reg->state = REG_FAILOVER;
+		sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
+		sf_reg->holder[0] = '\0';
+		strlcpy(sf_reg->last_error, holder, sizeof(sf_reg->last_error));
+		SpinLockRelease(&sf_reg->mutex);
+		w->retry_ns = now_ns + INT64CONST(1000000000);
+		return;
+	}
 	if (rc == 0 || rc == 2)
 	{
 		char		detail[512];
@@ -818,7 +885,12 @@ sf_claim(SfWorker *w, int64 now_ns)
 		bool		own = w->reclaimed_own && w->remembered_floor_ms >= -1 &&
 			w->remembered_floor_ms <= fresh_ms && shard == w->remembered &&
 			!sf_shared->started_from_backup;
-		int64		floor_ms = own ? w->remembered_floor_ms : fresh_ms;
+		/*
+		 * After a failover of the registry, a claim of another server that
+		 * the promoted standby lacks may have come between: the end of the
+		 * pause covers its IDs (and lies in the past: no wait).
+		 */
+		int64		floor_ms = own ? Max(w->remembered_floor_ms, w->epoch_floor_ms) : fresh_ms;
 		int64		fresh_offset = floor_ms >= 0 ? sf_layout.offset_of(floor_ms) : -1;
 		ShardSlot  *slot = sf_slot_for_shard(shard, false);
 
@@ -1074,6 +1146,7 @@ snowflake_registry_worker_main(Datum)
 		config.schema_script = script;
 		config.host = host;
 		config.pid = PostmasterPid;
+		config.max_clock_lead_ms = &sf_max_clock_lead;
 		if (!sf_backend->open(&config, err, sizeof(err)))
 		{
 			ereport(LOG,

@@ -72,7 +72,7 @@ SfPool	   *sf_pool = NULL;
 
 const char *const sf_state_names[] = {
 	"off", "claiming", "held", "expired", "pool full", "unreachable", "mark refused",
-	"clock skew"
+	"clock skew", "failover pause"
 };
 
 SfRegistryShared *sf_reg = NULL;
@@ -476,6 +476,15 @@ sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 				 errdetail("%s", error),
 				 errhint("Check the time synchronisation (NTP) of this server and of the "
 						 "registry; the registry worker claims a shard once the clocks agree.")));
+	if (state == REG_FAILOVER)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot generate snowflake IDs: the registry failed over lately and "
+						"takes no claim yet"),
+				 errdetail("%s", error),
+				 errhint("Nothing to do: the registry worker claims a shard once the pause "
+						 "is over.  A registry with synchronous replication needs no pause; "
+						 "see the operations guide.")));
 	if (holder[0] != '\0' && (state == REG_CLAIMING || state == REG_POOL_FULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -675,5 +684,6 @@ sf_registry_describe(SfRegistryView *view)
 	view->bytes_received = copy.bytes_received;
 	view->errors = copy.errors;
 	view->refusals = pg_atomic_read_u64(&sf_reg->refusals);
+	strlcpy(view->replication, copy.replication, sizeof(view->replication));
 	view->generating = sf_registry_enabled && sf_registry_check_quiet(true);
 }

@@ -102,6 +102,7 @@ typedef struct SfRegistryView
 	bool		generating;
 	uint64		errors;			/* failed requests of the worker */
 	uint64		refusals;		/* generating calls refused: no valid lease */
+	char		replication[32];	/* how the registry replicates, "" unknown */
 } SfRegistryView;
 
 void		sf_registry_describe(SfRegistryView *view);

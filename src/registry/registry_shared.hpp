@@ -45,7 +45,8 @@ typedef enum SfRegState
 	REG_POOL_FULL,
 	REG_UNREACHABLE,
 	REG_REFUSED,
-	REG_SKEW					/* this server's clock is too far from the registry's */
+	REG_SKEW,					/* this server's clock is too far from the registry's */
+	REG_FAILOVER				/* the registry failed over lately: no claim yet */
 } SfRegState;
 
 extern const char *const sf_state_names[];
@@ -81,6 +82,7 @@ typedef struct SfRegistryShared
 	uint64		bytes_sent;
 	uint64		bytes_received;
 	uint64		errors;			/* failed requests (each sets last_error) */
+	char		replication[32];	/* how the registry replicates, "" unknown */
 } SfRegistryShared;
 
 extern SfRegistryShared *sf_reg;

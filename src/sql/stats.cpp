@@ -21,6 +21,7 @@ extern "C"
 PG_FUNCTION_INFO_V1(snowflake_stats);
 PG_FUNCTION_INFO_V1(snowflake_stats_reset);
 PG_FUNCTION_INFO_V1(snowflake_registry);
+PG_FUNCTION_INFO_V1(snowflake_registry_replication);
 }
 
 /* The result set of a materialising set-returning function. */
@@ -188,4 +189,20 @@ snowflake_registry(PG_FUNCTION_ARGS)
 	values[i++] = BoolGetDatum(v.generating);
 	Assert(i == 20);
 	PG_RETURN_DATUM(sf_make_record(fcinfo, values, nulls));
+}
+
+/*
+ * How the PostgreSQL registry replicates, as the worker last saw it (1.3,
+ * the view's registry_replication): NULL when unknown or etcd.
+ */
+extern "C" Datum
+snowflake_registry_replication(PG_FUNCTION_ARGS)
+{
+	SfRegistryView v;
+
+	sf_require_ready();
+	sf_registry_describe(&v);
+	if (!v.enabled || v.replication[0] == '\0')
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(v.replication));
 }

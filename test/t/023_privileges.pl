@@ -475,7 +475,8 @@ foreach my $line (split /\n/, $rows)
 	my $want = $public_execute{$fn} ? 't' : 'f';
 	is($plain, $want, "EXECUTE on $fn for a plain role: " . ($want eq 't' ? 'granted' : 'revoked'));
 	is($stats, 't', "EXECUTE on $fn for pg_read_all_stats")
-	  if $fn eq 'snowflake_registry()' or $fn eq 'snowflake_server_metrics()';
+	  if $fn eq 'snowflake_registry()' or $fn eq 'snowflake_server_metrics()'
+	  or $fn eq 'snowflake_registry_replication()';
 }
 
 done_testing();
