@@ -4,11 +4,12 @@ EXTENSION  = snowflake
 MODULE_big = snowflake
 # in layer order (see src/snowflake.cpp): core, settings, state, registry, SQL
 OBJS       = src/layout.o src/generator.o src/atomicgen.o src/textform.o src/shardlist.o \
-             src/records.o src/statefile.o \
+             src/records.o src/statefile.o src/hmac_sha256.o src/publicid.o \
              src/settings.o src/seqstart.o \
              src/recorded.o src/fastpath.o src/shmem.o src/wal.o src/mark.o \
              src/etcd_json.o src/etcd.o src/backend_etcd.o src/backend_pg.o src/registry.o src/lease.o \
              src/generate.o src/backfill.o src/decode.o src/partitions.o src/layouts.o src/stats.o src/metrics.o src/origin.o \
+             src/publicid_sql.o \
              src/snowflake.o
 # relative to the source folder, also in out-of-tree builds
 # (and the secondary control files of older versions: snowflake--1.0.control)
@@ -63,6 +64,8 @@ BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src -I$(shell $(PG_CONF
 # GoogleTest unit tests of the core (no server involved).
 # (pgtarget_test: what the PostgreSQL registry makes of a connection string;
 # etcd_test: the registry client's JSON lookups, base64 and endpoint list;
+# publicid_test: the public IDs' cipher, its HMAC-SHA-256 checked against PostgreSQL's
+# pg_hmac (OpenSSL's);
 # the JSON parser and base64 are PostgreSQL's, from libpgcommon, built as
 # frontend code: -DFRONTEND)
 PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
@@ -70,13 +73,15 @@ PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
 CORE_SRCS = src/layout.cpp src/generator.cpp src/textform.cpp src/shardlist.cpp src/records.cpp
 test/unit/core_test: test/unit/core_test.cpp $(CORE_SRCS) src/*.hpp src/statefile.cpp \
 		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp src/etcd_json.cpp src/etcd_json.hpp \
-		test/unit/pgtarget_test.cpp src/backend_pg.cpp
+		test/unit/pgtarget_test.cpp src/backend_pg.cpp \
+		test/unit/publicid_test.cpp src/publicid.cpp src/hmac_sha256.cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
 		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
 		test/unit/core_test.cpp $(CORE_SRCS) src/statefile.cpp \
 		test/unit/etcd_test.cpp src/etcd.cpp src/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/backend_pg.cpp \
-		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcurl -lpq -lgtest -lgtest_main -pthread -lm
+		test/unit/publicid_test.cpp src/publicid.cpp src/hmac_sha256.cpp \
+		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcrypto -lcurl -lpq -lgtest -lgtest_main -pthread -lm
 
 # The lock-free generator's tests, many threads on one word, under
 # ThreadSanitizer (a data race or a failed property fails the run).

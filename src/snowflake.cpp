@@ -6,7 +6,8 @@
  *
  * The layers, each calling only those below it:
  *	core		layout, generator, atomicgen, textform, shardlist, records,
- *				statefile, clocks: plain C++, no postgres.h (core.hpp)
+ *				statefile, clocks, publicid, hmac_sha256: plain C++, no
+ *				postgres.h (core.hpp)
  *	settings	settings, seqstart: the GUCs
  *	state		recorded (pg_snowflake/ at start), fastpath (a slot's lock-free
  *				words), shmem (shared memory and slots), wal (WAL records and
@@ -14,11 +15,13 @@
  *	registry	registry (settings, fencing, the published mark), lease (the
  *				worker: lease, claim, freshness, release), backend_etcd over
  *				etcd and etcd_json (the etcd protocol)
- *	SQL			generate, decode, layouts, stats, metrics, origin, and this file
+ *	SQL			generate, decode, layouts, stats, metrics, origin, publicid_sql
+ *				(over the core's publicid), and this file
  *
  *-------------------------------------------------------------------------
  */
 #include "mark.hpp"
+#include "publicid_sql.hpp"
 #include "registry.hpp"
 #include "seqstart.hpp"
 #include "wal.hpp"
@@ -45,6 +48,7 @@ _PG_init(void)
 	sf_settings_define();
 	sf_seqstart_init();
 	sf_registry_define_settings();
+	sf_publicid_define_settings();
 	sf_settings_finish();		/* misspelled snowflake.* lines; the prefix reserved */
 
 	sf_shmem_init();
