@@ -5,11 +5,13 @@
  *		inner and outer states computed once: the PRF of public IDs.
  *
  * Part of the core: plain C++ that never includes postgres.h, allocates or
- * throws.  Why not PostgreSQL's pg_hmac: through OpenSSL 3 one pg_hmac_init
- * + update + final costs about 7 us here, so the 10 rounds of a public ID
- * would cost 70 us; with the key's states kept, a round is two compression
- * calls (about 0.3 us each).  The unit tests check this code against
- * RFC 4231's vectors and against pg_hmac (OpenSSL's) on random inputs.
+ * throws.  Why not PostgreSQL's pg_hmac: through OpenSSL 3 it sets the key
+ * up again at every pg_hmac_init (0.9 us of CPU per round measured here,
+ * 9.5 us for a public ID's 10 rounds), it allocates, registers with a
+ * resource owner and can fail; with the key's states kept from the reload a
+ * round is two compressions (6.5 us a public ID, measured alike), and the
+ * core needs no library.  The unit tests check this code against FIPS
+ * 180-4's and RFC 4231's vectors and against pg_hmac on random inputs.
  *
  *-------------------------------------------------------------------------
  */

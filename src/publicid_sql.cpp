@@ -58,6 +58,9 @@ static const snowflake::PublicIdKeys *sf_publicid_keys = NULL;
 static snowflake::PublicIdKeys sf_publicid_parsed;
 static bool sf_publicid_parsed_valid = false;
 
+/* Whether the last value checked was refused (for the rule at start). */
+static bool sf_publicid_refused = false;
+
 static void
 sf_publicid_guc_free(void *p)
 {
@@ -91,6 +94,7 @@ sf_publicid_check_keys(char **newval, void **extra, GucSource source)
 	}
 	strcpy(mask, SF_PUBLICID_MASK);
 	keys->count = 0;
+	sf_publicid_refused = true;
 	if (strcmp(value, SF_PUBLICID_MASK) == 0)
 	{
 		/* the default; or a parallel worker receiving its leader's keys */
@@ -110,6 +114,7 @@ sf_publicid_check_keys(char **newval, void **extra, GucSource source)
 		sf_publicid_guc_free(keys);
 		sf_publicid_guc_free(mask);
 		GUC_check_errmsg("invalid value for parameter \"snowflake.public_id_keys\"");
+		err[0] = (char) pg_toupper((unsigned char) err[0]);
 		GUC_check_errdetail("%s; the value is not shown because it holds keys.", err);
 		GUC_check_errhint("Write snowflake.public_id_keys = 'version:hexkey, ...', such as "
 						  "'2:<32 to 128 hex digits>,1:<...>': the first key encodes, every "
@@ -124,6 +129,7 @@ sf_publicid_check_keys(char **newval, void **extra, GucSource source)
 	sf_publicid_guc_free(*newval);
 	*newval = mask;
 	*extra = keys;
+	sf_publicid_refused = false;
 	return true;
 }
 
@@ -152,6 +158,8 @@ sf_publicid_show_keys(void)
 void
 sf_publicid_define_settings(void)
 {
+	bool		configured = GetConfigOption("snowflake.public_id_keys", true, false) != NULL;
+
 	/*
 	 * superusers only; not through ALTER SYSTEM; never printed (see the
 	 * header comment)
@@ -168,6 +176,18 @@ sf_publicid_define_settings(void)
 							   sf_publicid_check_keys,
 							   sf_publicid_assign_keys,
 							   sf_publicid_show_keys);
+
+	/*
+	 * At start, nonsense stops the server, as for every snowflake.* setting
+	 * (sf_require_applied, which would print the value)
+	 */
+	if (configured && sf_publicid_refused)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowflake.public_id_keys\""),
+				 errdetail("The value is not shown because it holds keys."),
+				 errhint("See the warning above for what is wrong; the snowflake extension "
+						 "refuses to start rather than run without the keys.")));
 }
 
 /*---- the cipher ----*/
