@@ -5,14 +5,15 @@ MODULE_big = snowflake
 # in layer order, one folder a layer (src/README.md): core, settings, state,
 # registry, SQL, then the module itself; make layercheck checks the order
 CORE_OBJS     = src/core/layout.o src/core/generator.o src/core/atomicgen.o src/core/textform.o \
-                src/core/shardlist.o src/core/records.o src/core/statefile.o
+                src/core/shardlist.o src/core/records.o src/core/statefile.o \
+                src/core/hmac_sha256.o src/core/publicid.o
 SETTINGS_OBJS = src/settings/settings.o src/settings/seqstart.o
 STATE_OBJS    = src/state/datadir.o src/state/fastpath.o src/state/shmem.o src/state/wal.o src/state/mark.o
 REGISTRY_OBJS = src/registry/etcd_json.o src/registry/etcd.o src/registry/backend_etcd.o \
                 src/registry/backend_pg.o src/registry/registry.o src/registry/lease.o
 SQL_OBJS      = src/sql/nextval.o src/sql/backfill.o src/sql/decode.o src/sql/partitions.o \
                 src/sql/foreign_layouts.o src/sql/stats.o src/sql/metrics.o src/sql/origin.o \
-                src/sql/colmax.o src/sql/adopt.o
+                src/sql/colmax.o src/sql/adopt.o src/sql/public_ids.o
 OBJS       = $(CORE_OBJS) $(SETTINGS_OBJS) $(STATE_OBJS) $(REGISTRY_OBJS) $(SQL_OBJS) src/snowflake.o
 # relative to the source folder, also in out-of-tree builds
 # (and the secondary control files of older versions: snowflake--1.0.control)
@@ -73,6 +74,8 @@ BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src -I$(shell $(PG_CONF
 # GoogleTest unit tests of the core (no server involved).
 # (pgtarget_test: what the PostgreSQL registry makes of a connection string;
 # etcd_test: the registry client's JSON lookups, base64 and endpoint list;
+# publicid_test: the public IDs' cipher, its HMAC-SHA-256 checked against PostgreSQL's
+# pg_hmac (OpenSSL's);
 # the JSON parser and base64 are PostgreSQL's, from libpgcommon, built as
 # frontend code: -DFRONTEND)
 PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
@@ -80,13 +83,15 @@ PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
 CORE_SRCS = src/core/layout.cpp src/core/generator.cpp src/core/textform.cpp src/core/shardlist.cpp src/core/records.cpp
 test/unit/core_test: test/unit/core_test.cpp $(CORE_SRCS) src/*/*.hpp src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
-		test/unit/pgtarget_test.cpp src/registry/backend_pg.cpp
+		test/unit/pgtarget_test.cpp src/registry/backend_pg.cpp \
+		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
 		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
 		test/unit/core_test.cpp $(CORE_SRCS) src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/registry/backend_pg.cpp \
-		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcurl -lpq -lgtest -lgtest_main -pthread -lm
+		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp \
+		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcrypto -lcurl -lpq -lgtest -lgtest_main -pthread -lm
 
 # The lock-free generator's tests, many threads on one word, under
 # ThreadSanitizer (a data race or a failed property fails the run).

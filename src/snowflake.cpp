@@ -17,6 +17,7 @@
  */
 #include "state/mark.hpp"
 #include "registry/registry.hpp"
+#include "sql/public_ids.hpp"
 #include "settings/seqstart.hpp"
 #include "state/wal.hpp"
 
@@ -42,6 +43,7 @@ _PG_init(void)
 	sf_settings_define();
 	sf_seqstart_init();
 	sf_registry_define_settings();
+	sf_publicid_define_settings();
 	sf_settings_finish();		/* misspelled snowflake.* lines; the prefix reserved */
 
 	sf_shmem_init();

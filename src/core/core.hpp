@@ -12,6 +12,8 @@
  *	records.hpp		the text of the records in pg_snowflake/
  *	statefile.hpp	writing those records durably (POSIX only)
  *	clocks.hpp		the wall and monotonic clocks
+ *	publicid.hpp	public IDs: the keyed permutation and its text form
+ *	hmac_sha256.hpp	SHA-256 and HMAC-SHA-256, the public IDs' PRF
  *
  * Files of the core include only one another; everything above them (the
  * PostgreSQL glue in the other files of src/) may include them.
@@ -23,6 +25,7 @@
 
 #include "core/generator.hpp"
 #include "core/layout.hpp"
+#include "core/publicid.hpp"
 #include "core/records.hpp"
 #include "core/shardlist.hpp"
 #include "core/textform.hpp"
