@@ -146,6 +146,7 @@ sf_renewed(SfWorker *w, int64 sent_ns, int64 ttl)
 {
 	int64		ttl_ns = ttl * INT64CONST(1000000000);
 
+	pg_atomic_write_u32(&sf_reg->failing, 0);
 	w->ttl_s = ttl;
 	w->renewed_ns = sent_ns;
 	/* the margin: TTL/5 (see the file header) */
@@ -233,6 +234,7 @@ sf_unreachable(SfWorker *w, const char *what)
 {
 	char		error[300];
 
+	pg_atomic_write_u32(&sf_reg->failing, 1);
 	snprintf(error, sizeof(error), "%s: %s", what, sf_backend->error());
 	sf_set_state(w->held >= 0 ? (w->expired ? REG_EXPIRED : REG_HELD) : REG_UNREACHABLE, error);
 }
@@ -483,6 +485,7 @@ sf_publish_mark(SfWorker *w, int64 mark_ms, bool *lost)
 		sf_unreachable(w, "publishing the freshness mark");
 		return false;
 	}
+	pg_atomic_write_u32(&sf_reg->failing, 0);
 	if (!applied)
 	{
 		*lost = true;

@@ -427,6 +427,7 @@ sf_registry_shmem_startup(void)
 		memset(sf_reg, 0, sizeof(*sf_reg));
 		pg_atomic_init_u64(&sf_reg->grant, 0);
 		pg_atomic_init_u64(&sf_reg->wanted, 0);
+		pg_atomic_init_u32(&sf_reg->failing, 0);
 		pg_atomic_init_u64(&sf_reg->refusals, 0);
 		SpinLockInit(&sf_reg->mutex);
 		sf_reg->state = sf_registry_enabled ? REG_CLAIMING : REG_OFF;
@@ -670,8 +671,10 @@ sf_registry_init(void)
  * Whether a generating call would issue an ID now, as far as the registry
  * decides: the call path's two checks, the grant (sf_registry_check) and a
  * published mark that covers the next ID (sf_registry_covers, as
- * sf_registry_await asks it).  The next ID lies at the clock or, when IDs
- * ran ahead of it, at the last one's timestamp.
+ * sf_registry_await asks it), or else a worker in contact with the registry,
+ * which publishes the mark such a call asks for within its wait.  The next ID
+ * lies at the clock or, when IDs ran ahead of it, at the last one's
+ * timestamp.
  */
 static bool
 sf_registry_would_issue(void)
@@ -684,7 +687,8 @@ sf_registry_would_issue(void)
 	if (!sf_registry_granted(&held) || (slot = sf_slot_if_any(held)) == NULL)
 		return false;
 	sf_slot_snapshot(slot, &gen, &reserved, NULL);
-	return sf_registry_covers(slot, Max(sf_now_offset(), gen.last_offset));
+	return sf_registry_covers(slot, Max(sf_now_offset(), gen.last_offset)) ||
+		pg_atomic_read_u32(&sf_reg->failing) == 0;
 }
 
 /* What snowflake_registry() shows: one consistent copy. */

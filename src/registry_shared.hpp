@@ -6,7 +6,7 @@
  *		memory of the registry, its states, its settings, and the backend
  *		chosen at start.  Not for any other file.
  *
- * Locking.  "grant", "wanted" and "refusals" are atomics.
+ * Locking.  "grant", "wanted", "failing" and "refusals" are atomics.
  * The display fields (state, errors, counters for the view) are guarded by
  * the spinlock "mutex", held only to copy them.  The freshness mark a slot may reserve up
  * to is the slot's cap (state.hpp), written by the worker under the slot's
@@ -56,6 +56,8 @@ typedef struct SfRegistryShared
 	pg_atomic_uint64 grant;
 	/* a generating call waits for the mark to cover this offset + 1 */
 	pg_atomic_uint64 wanted;
+	/* the worker's last request to the registry failed: 1 (a call's mark could not be had) */
+	pg_atomic_uint32 failing;
 	/* generating calls refused by the registry (no valid lease, no shard) */
 	pg_atomic_uint64 refusals;
 

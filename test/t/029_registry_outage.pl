@@ -128,21 +128,27 @@ idle_outage($p, 'PostgreSQL registry', sub { $reg->stop('immediate'); }, sub { $
 SKIP:
 {
 	skip "libfaketime is not installed ($libfaketime)", 5 unless -f $libfaketime;
-	my $s = registry_node('stepped', $reg, prefix => '/outage/stepped', lease => 20, shard_id => 5);
+	my $s = registry_node('stepped', $reg, prefix => '/outage/stepped', lease => 6, shard_id => 5);
 	$s->append_conf('postgresql.conf', "snowflake.max_clock_wait = '1s'\n");
 	start_faked($s);
 	$s->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 	wait_generating($s, 'the stepped server');
 	$reg->stop('immediate');
-	# the wall clock 60 s ahead: beyond the mark (deadline + lead + 1 s)
+	# the backends' wall clock 60 s ahead: beyond the mark (deadline + lead +
+	# 1 s), and no worker in contact with the registry to move it (it knows
+	# at its next renewal, TTL/3 = 2 s away at most)
 	set_clock_ms($s, 60000);
-	is($s->safe_psql('postgres', q{SELECT state, generating FROM snowflake_registry}), 'held|f',
-		'the lease is held, but generating = f: no mark covers the clock');
+	ok($s->poll_query_until('postgres',
+			q{SELECT state = 'held' AND NOT generating FROM snowflake_registry}),
+		'the lease is held, but generating = f before any call: no mark covers the clock')
+	  or diag(registry_row($s, 'state, generating, last_error'));
 	is($s->safe_psql('postgres', 'SELECT registry_generating FROM snowflake_server_metrics()'),
 		'f', 'registry_generating = f too');
 	my ($rc, $out, $err) = $s->psql('postgres', 'SELECT snowflake_nextval()');
 	like($err, qr/the registry has not published a freshness mark far enough ahead/,
 		'and a call refuses for want of a mark');
+	is($s->safe_psql('postgres', q{SELECT state, generating FROM snowflake_registry}), 'held|f',
+		'generating = f after the refusal, the lease still valid');
 	set_clock_ms($s, 0);
 	$reg->start;
 	wait_generating($s, 'the stepped server once the registry is back');
