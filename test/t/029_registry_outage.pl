@@ -128,7 +128,7 @@ idle_outage($p, 'PostgreSQL registry', sub { $reg->stop('immediate'); }, sub { $
 SKIP:
 {
 	skip "libfaketime is not installed ($libfaketime)", 5 unless -f $libfaketime;
-	my $s = registry_node('stepped', $reg, prefix => '/outage/stepped', lease => 6, shard_id => 5);
+	my $s = registry_node('stepped', $reg, prefix => '/outage/stepped', lease => 15, shard_id => 5);
 	$s->append_conf('postgresql.conf', "snowflake.max_clock_wait = '1s'\n");
 	start_faked($s);
 	$s->safe_psql('postgres', 'CREATE EXTENSION snowflake');
@@ -136,7 +136,7 @@ SKIP:
 	$reg->stop('immediate');
 	# the backends' wall clock 60 s ahead: beyond the mark (deadline + lead +
 	# 1 s), and no worker in contact with the registry to move it (it knows
-	# at its next renewal, TTL/3 = 2 s away at most)
+	# at its next renewal, TTL/3 = 5 s away at most, with 7 s of lease left)
 	set_clock_ms($s, 60000);
 	ok($s->poll_query_until('postgres',
 			q{SELECT state = 'held' AND NOT generating FROM snowflake_registry}),
