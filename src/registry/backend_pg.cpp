@@ -1096,13 +1096,51 @@ sf_pg_target_is(const char *target)
 		strchr(target, '=') != NULL;
 }
 
+/* The value of a hex digit, -1 if it is none. */
+static int
+sf_hex_value(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+		c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Whether "word" (lowercase) begins at p, in any case, each letter plain or percent-encoded. */
+static bool
+sf_decoded_word_at(const char *p, const char *word)
+{
+	for (; *word; word++)
+	{
+		int			ch;
+
+		if (p[0] == '%' && sf_hex_value(p[1]) >= 0 && sf_hex_value(p[2]) >= 0)
+		{
+			ch = sf_hex_value(p[1]) * 16 + sf_hex_value(p[2]);
+			p += 3;
+		}
+		else if (*p)
+			ch = (unsigned char) *p++;
+		else
+			return false;
+		if (ch >= 'A' && ch <= 'Z')
+			ch += 'a' - 'A';
+		if (ch != *word)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Whether a connection string may hold a password: "password" anywhere, in
+ * any case and percent-encoded too (libpq decodes a URI's parameter names:
+ * "pass%77ord=" is "password="), or a URI's user:password@.
+ */
 bool
 sf_pg_target_has_password(const char *target)
 {
 	const char *at = strchr(target, '@');
 
 	for (const char *p = target; *p; p++)
-		if (strncasecmp(p, "password", 8) == 0)
+		if (sf_decoded_word_at(p, "password"))
 			return true;
 	if (at && (strncmp(target, "postgresql://", 13) == 0 || strncmp(target, "postgres://", 11) == 0))
 	{

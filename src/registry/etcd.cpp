@@ -63,21 +63,27 @@ parse_endpoints(const char *csv, char out[][kMaxEndpointLen + 1], int capacity,
 		size_t		scheme = strncmp(start, "http://", 7) == 0 ? 7 :
 			strncmp(start, "https://", 8) == 0 ? 8 : 0;
 
+		/* never the endpoint's text: it may hold a password (user:password@) */
 		if (scheme == 0 || len <= scheme)
 		{
-			snprintf(err, errlen, "\"%.*s\" is not an http:// or https:// URL",
-					 (int) len, start);
+			snprintf(err, errlen, "endpoint %d is not an http:// or https:// URL", *count + 1);
 			return false;
 		}
 		for (const char *q = start + scheme; q < end; q++)
 		{
 			unsigned char ch = (unsigned char) *q;
 
-			if (ch <= 0x20 || ch >= 0x7f || ch == '?' || ch == '#' || ch == '@' || ch == '"' ||
-				ch == '\\')
+			if (ch == '@')
 			{
-				snprintf(err, errlen, "\"%.*s\" contains a character not allowed in an endpoint",
-						 (int) len, start);
+				snprintf(err, errlen, "endpoint %d holds user information (user:password@), "
+						 "which is not supported", *count + 1);
+				return false;
+			}
+			if (ch <= 0x20 || ch >= 0x7f || ch == '?' || ch == '#' || ch == '"' || ch == '\\')
+			{
+				snprintf(err, errlen, "endpoint %d contains a character not allowed in an "
+						 "endpoint (a control character, a quote, a backslash, \"?\" or \"#\")",
+						 *count + 1);
 				return false;
 			}
 		}

@@ -73,8 +73,8 @@ typedef struct SfWorker
 	int64		backoff_ms;
 	bool		expired;		/* the deadline passed while held */
 	bool		failing;		/* keep-alives are failing (logged once) */
-	uint64		seen_issued;
-	int64		active_until;	/* layout offset */
+	int64		publish_retry_ns;	/* a failed publication is retried from then */
+	int64		publish_backoff_ms;
 	int64		suspend_ref_ns; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
 	char		identity[256];
 	uint8	   *taken;			/* bitmap of held shards while listing */
@@ -178,6 +178,7 @@ sf_renewed(SfWorker *w, int64 sent_ns, int64 ttl)
 {
 	int64		ttl_ns = ttl * INT64CONST(1000000000);
 
+	pg_atomic_write_u32(&sf_reg->failing, 0);
 	w->ttl_s = ttl;
 	w->renewed_ns = sent_ns;
 	/* the margin: TTL/5 (see the file header) */
@@ -265,6 +266,7 @@ sf_unreachable(SfWorker *w, const char *what)
 {
 	char		error[300];
 
+	pg_atomic_write_u32(&sf_reg->failing, 1);
 	snprintf(error, sizeof(error), "%s: %s", what, sf_backend->error());
 	sf_set_state(w->held >= 0 ? (w->expired ? REG_EXPIRED : REG_HELD) : REG_UNREACHABLE, error);
 }
@@ -535,10 +537,9 @@ sf_publish_mark(SfWorker *w, int64 mark_ms, bool *lost)
 	if (sf_backend->publish(w->held, w->lease, mark_ms, &applied) != SF_BACKEND_OK)
 	{
 		sf_unreachable(w, "publishing the freshness mark");
-		pg_atomic_write_u32(&sf_reg->publish_failed, 1);
 		return false;
 	}
-	pg_atomic_write_u32(&sf_reg->publish_failed, 0);
+	pg_atomic_write_u32(&sf_reg->failing, 0);
 	if (!applied)
 	{
 		*lost = true;
@@ -605,8 +606,11 @@ sf_fresh_target(SfWorker *w, int64 floor_offset)
 	return Min(target, sf_layout.max_offset());
 }
 
-/* Publishes a mark covering the lease (sf_fresh_target), and lets the slot use it. */
-static void
+/*
+ * Publishes a mark covering the lease (sf_fresh_target), and lets the slot
+ * use it.  False when it was not published (the shard may have been lost).
+ */
+static bool
 sf_publish_ahead(SfWorker *w, int64 floor_offset)
 {
 	int64		target = sf_fresh_target(w, floor_offset);
@@ -620,13 +624,15 @@ sf_publish_ahead(SfWorker *w, int64 floor_offset)
 		pg_atomic_write_u64(&w->slot->cap, (uint64) target);
 		LWLockRelease(w->slot->lock);
 		sf_reraise_reserved();
+		return true;
 	}
-	else if (lost)
+	if (lost)
 	{
 		w->remembered = w->held;
 		sf_drop(w, "The shard's holder key is no longer attached to this server's lease.");
 		w->retry_ns = 0;
 	}
+	return false;
 }
 
 /* Whether a shard's mark was refused lately (sf_try_shard returned 2). */
@@ -851,8 +857,9 @@ sf_claim(SfWorker *w, int64 now_ns)
 			snprintf(detail, sizeof(detail), "Shard %d is held by %s.", sf_shard_id, holder);
 		else if (full)
 			snprintf(detail, sizeof(detail), "All " INT64_FORMAT " shards of the pool \"%s\" "
-					 "are held by other servers (etcd prefix \"%s\").",
-					 sf_pool_size(), sf_registry_shards, sf_registry_prefix);
+					 "are held by other servers (%s \"%s\").",
+					 sf_pool_size(), sf_registry_shards, sf_registry_prefix_noun(),
+					 sf_registry_prefix);
 		else
 			snprintf(detail, sizeof(detail), "The free shards of the pool \"%s\" were taken "
 					 "by other servers while this one tried them; the last by %s.",
@@ -898,10 +905,8 @@ sf_claim(SfWorker *w, int64 now_ns)
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 		sf_slot_resume_above(slot, fresh_offset);
 		{
-			int64		last_seq;
-			int64		last = sf_slot_last(slot, &last_seq);
+			int64		last = sf_slot_last(slot, NULL);
 
-			w->seen_issued = ((uint64) last << sf_layout.sequence_bits) + (uint64) last_seq;
 			fresh_offset = Max(fresh_offset, last);
 			/* the cap of the shard is what is published for it: nothing new yet */
 			pg_atomic_write_u64(&slot->cap, (uint64) Max(fresh_offset, (int64) -1));
@@ -914,13 +919,15 @@ sf_claim(SfWorker *w, int64 now_ns)
 		w->expired = false;
 		w->failing = false;
 		w->backoff_ms = 0;
-		w->active_until = 0;	/* until IDs are issued */
+		w->publish_retry_ns = 0;
+		w->publish_backoff_ms = 0;
 		sf_remember(w);
 
 		SpinLockAcquire(&sf_reg->mutex);
 		sf_reg->state = REG_HELD;
 		sf_reg->shard = (int32) shard;
 		sf_reg->holder[0] = '\0';
+		sf_reg->last_error[0] = '\0';	/* the errors before the claim are over */
 		sf_reg->published_ms = fresh_ms;
 		SpinLockRelease(&sf_reg->mutex);
 
@@ -950,6 +957,7 @@ static void
 sf_keep_lease(SfWorker *w, int64 now_ns)
 {
 	int64		ttl = 0;
+	bool		recovered;
 	SfBackendResult r;
 
 	if (now_ns < w->next_keepalive_ns)
@@ -979,6 +987,7 @@ sf_keep_lease(SfWorker *w, int64 now_ns)
 	}
 
 	sf_renewed(w, sf_backend->sent_ns(), ttl);
+	recovered = w->failing || w->expired;
 	w->failing = false;
 	if (w->held >= 0 && w->expired)
 	{
@@ -1005,35 +1014,48 @@ sf_keep_lease(SfWorker *w, int64 now_ns)
 	}
 	if (w->held >= 0)
 		sf_set_state(REG_HELD, NULL);
+	if (w->held >= 0 && recovered)
+	{
+		/* the errors of the outage are over */
+		SpinLockAcquire(&sf_reg->mutex);
+		sf_reg->last_error[0] = '\0';
+		SpinLockRelease(&sf_reg->mutex);
+	}
 	sf_set_grant(w);
 }
 
-/* Keeps the freshness mark ahead while IDs are issued or a call waits for it. */
+/*
+ * Keeps the freshness mark at the lease deadline (sf_fresh_target), and
+ * beyond it when a waiting call asks for more: once per renewal, whether or
+ * not IDs are being issued, so that an idle holder too generates up to its
+ * deadline whatever happens to the registry (docs/operations.md, "The
+ * freshness mark").  A publication that fails is retried with a backoff
+ * (100 ms doubling to 1 s), not at every tick.
+ */
 static void
-sf_keep_fresh(SfWorker *w)
+sf_keep_fresh(SfWorker *w, int64 now_ns)
 {
-	int64		now = sf_now_offset();
 	int64		published = (int64) pg_atomic_read_u64(&w->slot->cap);
 	int64		wanted = (int64) pg_atomic_read_u64(&sf_reg->wanted) - 1;
-	uint64		issued;
-	int64		last;
+	int64		slack = Max(sf_layout.units(SF_PUBLISH_MARGIN_MS / 2), (int64) 1);
 	int64		reserved;
+	int64		last;
 	snowflake::GeneratorState gen;
 
-	/* activity: the last ID's position, not the resettable counters */
+	if (now_ns < w->publish_retry_ns)
+		return;
 	sf_slot_snapshot(w->slot, &gen, &reserved, NULL);
 	last = gen.last_offset;
-	issued = ((uint64) last << sf_layout.sequence_bits) + (uint64) gen.last_sequence;
-	if (issued != w->seen_issued)
+	if (wanted <= published && published >= sf_fresh_target(w, last) - slack)
+		return;					/* it covers the deadline and every waiting call */
+	if (sf_publish_ahead(w, Max(wanted, last)))
+		w->publish_backoff_ms = 0;
+	else
 	{
-		w->seen_issued = issued;
-		w->active_until = now + sf_layout.units(SF_WORKER_ACTIVE_MS);
+		w->publish_backoff_ms = w->publish_backoff_ms == 0 ? 100 :
+			Min(w->publish_backoff_ms * 2, (int64) 1000);
+		w->publish_retry_ns = now_ns + w->publish_backoff_ms * 1000000;
 	}
-	if (wanted > published)
-		sf_publish_ahead(w, Max(wanted, last));
-	else if (now <= w->active_until &&
-			 published < sf_fresh_target(w, last) - SF_PUBLISH_MARGIN_MS / 2)
-		sf_publish_ahead(w, last);	/* once per renewal: the deadline moved */
 }
 
 /*
@@ -1221,7 +1243,7 @@ snowflake_registry_worker_main(Datum)
 		if (w->held < 0 && now_ns >= w->retry_ns)
 			sf_claim(w, now_ns);
 		if (w->held >= 0 && !w->expired)
-			sf_keep_fresh(w);
+			sf_keep_fresh(w, now_ns);
 		sf_note_skew(w);
 		if (w->held >= 0)
 			sf_watch_skew(w);

@@ -27,9 +27,11 @@
  * Freshness.  The slot of the held shard never gets a reserved_offset above
  * "published", the mark the worker has put into the registry (the slot's
  * cap, applied in mark.cpp's sf_raise_reserved).  The worker publishes a mark
- * up to its lease deadline (+ max_clock_lead + 1 s) while IDs are being
- * issued, so generating calls never wait for it in steady state; a call that
- * needs a later mark asks the worker and waits for it (sf_registry_await).  A
+ * up to its lease deadline (+ max_clock_lead + 1 s) after every renewal,
+ * idle or not, so generating calls never wait for it in steady state and go
+ * on to the deadline when the registry fails; a call that needs a later mark
+ * (IDs ahead of the clock, a clock stepped forward) asks the worker and
+ * waits for it (sf_registry_await).  A
  * server that claims a shard resumes strictly above its mark, whoever
  * published it, so whatever a previous, perhaps still running, holder issued
  * lies below.
@@ -52,6 +54,7 @@
 #include "registry/backend_etcd.hpp"
 #include "registry/backend_pg.hpp"
 #include "registry/etcd.hpp"
+#include "state/fastpath.hpp"
 #include "state/mark.hpp"
 #include "registry/registry.hpp"
 #include "registry/registry_shared.hpp"
@@ -80,46 +83,58 @@ const SfRegistryBackend *sf_backend = &sf_etcd_backend;
 int64		sf_coarse_res_ms = 1;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*---- settings: checks ----*/
 
 /*
- * snowflake.registry: etcd client URLs (http:// or https://, comma-separated)
- * choose the etcd backend; a postgresql:// or postgres:// URI or a key=value
- * libpq connection string, the PostgreSQL backend.  A password is never
- * shown in the message.
+ * Whether a value of snowflake.registry is usable: etcd client URLs (http://
+ * or https://, comma-separated) choose the etcd backend; a postgresql:// or
+ * postgres:// URI or a key=value libpq connection string, the PostgreSQL
+ * backend.  If not, *detail says why, never quoting the value (it may hold a
+ * password).
  */
 static bool
-sf_check_registry(char **newval, void **, GucSource)
+sf_registry_value_ok(const char *value, char *detail, size_t len)
 {
 	char		endpoints[etcd::kMaxEndpoints][etcd::kMaxEndpointLen + 1];
 	char		err[256];
 	int			count;
-	const char *value = *newval ? *newval : "";
 
 	if (sf_pg_target_is(value))
 	{
 		if (sf_pg_target_check(value, err, sizeof(err)))
 			return true;
-		/*
-		 * PostgreSQL's own message would print the value: one that holds a
-		 * password is refused by sf_registry_define_settings instead, with
-		 * the reason and without the value.
-		 */
-		if (sf_pg_target_has_password(value))
-			return true;
-		GUC_check_errdetail("snowflake.registry is not a valid PostgreSQL connection string: %s.",
-							err);
+		snprintf(detail, len, "snowflake.registry is not a valid PostgreSQL connection "
+				 "string: %s.", err);
 		return false;
 	}
 	if (etcd::parse_endpoints(value, endpoints, etcd::kMaxEndpoints, &count, err, sizeof(err)))
 		return true;
-	GUC_check_errdetail("snowflake.registry must be a comma-separated list of etcd client "
-						"URLs such as \"http://10.0.0.1:2379,http://10.0.0.2:2379\", or a "
-						"PostgreSQL connection string such as "
-						"\"postgresql://registry.example.com/snowflake\" or "
-						"\"host=registry.example.com dbname=snowflake\": %s.", err);
+	snprintf(detail, len, "snowflake.registry must be a comma-separated list of etcd client "
+			 "URLs such as \"http://10.0.0.1:2379,http://10.0.0.2:2379\", or a PostgreSQL "
+			 "connection string such as \"postgresql://registry.example.com/snowflake\" or "
+			 "\"host=registry.example.com dbname=snowflake\": %s.", err);
+	return false;
+}
+
+/*
+ * snowflake.registry's check.  PostgreSQL's own message for a refused value
+ * ("invalid value for parameter ...: VALUE") would print the value, password
+ * included: the message is ours, at start (a WARNING, then the FATAL of
+ * sf_registry_define_settings), at a reload (the postmaster's LOG) and for
+ * ALTER SYSTEM (sf_registry_utility refuses it first, without the statement).
+ */
+static bool
+sf_check_registry(char **newval, void **, GucSource)
+{
+	char		detail[768];
+
+	if (sf_registry_value_ok(*newval ? *newval : "", detail, sizeof(detail)))
+		return true;
+	GUC_check_errmsg("invalid value for parameter \"snowflake.registry\"");
+	GUC_check_errdetail("%s The value is not shown, since it may hold a password.", detail);
 	return false;
 }
 
@@ -308,8 +323,14 @@ sf_registry_define_settings(void)
 							NULL,
 							NULL);
 
-	sf_require_applied("snowflake.registry", raw_registry,
-					   raw_registry && strcmp(raw_registry, sf_registry) == 0);
+	/* sf_require_applied would print the value */
+	if (raw_registry != NULL && strcmp(raw_registry, sf_registry) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for parameter \"snowflake.registry\""),
+				 errdetail("The value is not shown, since it may hold a password."),
+				 errhint("See the warning above for what is wrong with it; the snowflake "
+						 "extension refuses to start rather than fall back to a default.")));
 	sf_require_applied("snowflake.registry_prefix", raw_prefix,
 					   raw_prefix && strcmp(raw_prefix, sf_registry_prefix) == 0);
 	sf_require_applied("snowflake.registry_lease", raw_lease,
@@ -323,17 +344,6 @@ sf_registry_define_settings(void)
 	sf_registry_enabled = sf_registry[0] != '\0';
 	if (sf_registry_enabled)
 		sf_check_datacenter_pool();
-	if (sf_registry_enabled && sf_pg_target_is(sf_registry))
-	{
-		char		err[256];
-
-		if (!sf_pg_target_check(sf_registry, err, sizeof(err)))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid value for parameter \"snowflake.registry\""),
-					 errdetail("snowflake.registry is not a valid PostgreSQL connection string: "
-							   "%s; the value is not shown because it holds a password.", err)));
-	}
 	sf_backend = sf_registry_enabled && sf_pg_target_is(sf_registry) ? &sf_pg_backend :
 		&sf_etcd_backend;
 }
@@ -378,6 +388,13 @@ sf_registry_noun(void)
 	return sf_backend == &sf_pg_backend ? "the PostgreSQL registry" : "etcd";
 }
 
+/* What snowflake.registry_prefix is to the registry: "etcd prefix", "ID space". */
+const char *
+sf_registry_prefix_noun(void)
+{
+	return sf_backend == &sf_pg_backend ? "ID space" : "etcd prefix";
+}
+
 /* The width of the worker field of a shard (the whole shard field without datacenters). */
 int
 sf_registry_worker_bits(void)
@@ -410,7 +427,7 @@ sf_registry_shmem_startup(void)
 		memset(sf_reg, 0, sizeof(*sf_reg));
 		pg_atomic_init_u64(&sf_reg->grant, 0);
 		pg_atomic_init_u64(&sf_reg->wanted, 0);
-		pg_atomic_init_u32(&sf_reg->publish_failed, 0);
+		pg_atomic_init_u32(&sf_reg->failing, 0);
 		pg_atomic_init_u64(&sf_reg->refusals, 0);
 		SpinLockInit(&sf_reg->mutex);
 		sf_reg->state = sf_registry_enabled ? REG_CLAIMING : REG_OFF;
@@ -515,14 +532,17 @@ sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("cannot generate snowflake IDs: this server holds no shard in the "
 					"registry yet"),
-			 errdetail("The registry worker is %s%s (%s) in %s at \"%s\", prefix \"%s\"; "
+			 state == REG_UNREACHABLE ?
+			 errdetail("The registry worker is trying to reach %s at \"%s\" (%s \"%s\"); "
 					   "last error: %s.",
-					   state == REG_POOL_FULL ? "waiting for a free shard" :
-					   state == REG_UNREACHABLE ? "trying to reach " : "claiming a shard",
-					   state == REG_UNREACHABLE ? sf_registry_noun() : "",
+					   sf_registry_noun(), sf_registry_display(), sf_registry_prefix_noun(),
+					   sf_registry_prefix, error[0] ? error : "none") :
+			 errdetail("The registry worker is %s (%s) in %s at \"%s\", %s \"%s\"; "
+					   "last error: %s.",
+					   state == REG_POOL_FULL ? "waiting for a free shard" : "claiming a shard",
 					   sf_shard_id >= 0 ? "snowflake.shard_id" : "snowflake.registry_shards",
-					   sf_registry_noun(), sf_registry_display(), sf_registry_prefix,
-					   error[0] ? error : "none"),
+					   sf_registry_noun(), sf_registry_display(), sf_registry_prefix_noun(),
+					   sf_registry_prefix, error[0] ? error : "none"),
 			 errhint("The worker keeps trying; see the snowflake_registry view.")));
 }
 
@@ -548,7 +568,7 @@ sf_registry_await(ShardSlot *slot, int64 wanted, int64 *started_us)
 
 	if (!sf_registry_enabled)
 		return;
-	if ((int64) pg_atomic_read_u64(&slot->cap) >= wanted)
+	if (sf_registry_covers(slot, wanted))
 		return;
 	(void) sf_registry_check(shard, true);
 
@@ -591,11 +611,55 @@ sf_registry_await(ShardSlot *slot, int64 wanted, int64 *started_us)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/*---- ALTER SYSTEM ----*/
+
+/*
+ * ALTER SYSTEM SET snowflake.registry with a value its check refuses: refused
+ * here, with the same message, and with the statement kept out of the log
+ * (log_min_error_statement would log it with the error, and it holds the
+ * value, which may hold a password).  Everything else goes on as before.
+ */
+static void
+sf_registry_utility(PlannedStmt *pstmt, const char *query, bool read_only_tree,
+					ProcessUtilityContext context, ParamListInfo params,
+					QueryEnvironment *query_env, DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+
+	if (IsA(parsetree, AlterSystemStmt))
+	{
+		VariableSetStmt *set = ((AlterSystemStmt *) parsetree)->setstmt;
+
+		if (set->kind == VAR_SET_VALUE && set->name != NULL &&
+			pg_strcasecmp(set->name, "snowflake.registry") == 0)
+		{
+			char	   *value = ExtractSetVariableArgs(set);
+			char		detail[768];
+
+			if (value != NULL && !sf_registry_value_ok(value, detail, sizeof(detail)))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("invalid value for parameter \"snowflake.registry\""),
+						 errdetail("%s The value is not shown, since it may hold a password.",
+								   detail),
+						 errhidestmt(true)));
+		}
+	}
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, query, read_only_tree, context, params, query_env,
+								  dest, qc);
+	else
+		standard_ProcessUtility(pstmt, query, read_only_tree, context, params, query_env,
+								dest, qc);
+}
+
 /*---- module load ----*/
 
 void
 sf_registry_init(void)
 {
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = sf_registry_utility;
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = sf_registry_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
@@ -613,20 +677,27 @@ sf_registry_init(void)
 /*---- the view ----*/
 
 /*
- * Whether the fencing check passes now and, with_mark, whether a call could
- * also get a freshness mark covering the clock: it does already, or the last
- * publication succeeded (an idle server's mark lags the clock until the next
- * call asks for one).
+ * Whether a generating call would issue an ID now, as far as the registry
+ * decides: the call path's two checks, the grant (sf_registry_check) and a
+ * published mark that covers the next ID (sf_registry_covers, as
+ * sf_registry_await asks it), or else a worker in contact with the registry,
+ * which publishes the mark such a call asks for within its wait.  The next ID
+ * lies at the clock or, when IDs ran ahead of it, at the last one's
+ * timestamp.
  */
 static bool
-sf_registry_check_quiet(bool with_mark)
+sf_registry_would_issue(void)
 {
-	uint64		grant = pg_atomic_read_u64(&sf_reg->grant);
-	int64		held = (int64) (grant >> SF_GRANT_SHIFT) - 1;
+	int64		held;
+	int64		reserved;
+	ShardSlot  *slot;
+	snowflake::GeneratorState gen;
 
-	return held >= 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK) &&
-		(!with_mark || sf_registry_cap(held) >= sf_now_offset() ||
-		 pg_atomic_read_u32(&sf_reg->publish_failed) == 0);
+	if (!sf_registry_granted(&held) || (slot = sf_slot_if_any(held)) == NULL)
+		return false;
+	sf_slot_snapshot(slot, &gen, &reserved, NULL);
+	return sf_registry_covers(slot, Max(sf_now_offset(), gen.last_offset)) ||
+		pg_atomic_read_u32(&sf_reg->failing) == 0;
 }
 
 /* What snowflake_registry() shows: one consistent copy. */
@@ -634,6 +705,7 @@ void
 sf_registry_describe(SfRegistryView *view)
 {
 	SfRegistryShared copy;
+	int64		held;
 
 	memset(view, 0, sizeof(*view));
 	view->enabled = sf_registry_enabled;
@@ -654,7 +726,7 @@ sf_registry_describe(SfRegistryView *view)
 	SpinLockRelease(&sf_reg->mutex);
 
 	/* the worker may be busy with a request when the deadline passes */
-	if (copy.state == REG_HELD && !sf_registry_check_quiet(false))
+	if (copy.state == REG_HELD && !sf_registry_granted(&held))
 		copy.state = REG_EXPIRED;
 	/* a standby claims nothing: its worker starts at promotion */
 	if (RecoveryInProgress())
@@ -685,5 +757,5 @@ sf_registry_describe(SfRegistryView *view)
 	view->errors = copy.errors;
 	view->refusals = pg_atomic_read_u64(&sf_reg->refusals);
 	strlcpy(view->replication, copy.replication, sizeof(view->replication));
-	view->generating = sf_registry_enabled && sf_registry_check_quiet(true);
+	view->generating = sf_registry_enabled && sf_registry_would_issue();
 }

@@ -49,6 +49,20 @@ sf_registry_coarse_ms(void)
 }
 
 /*
+ * Whether the grant allows generating now: a shard held and its lease
+ * deadline not passed.  *held gets the grant's shard (-1: none), passed or
+ * not.
+ */
+static inline bool
+sf_registry_granted(int64 *held)
+{
+	uint64		grant = pg_atomic_read_u64(sf_registry_grant);
+
+	*held = (int64) (grant >> SF_GRANT_SHIFT) - 1;
+	return *held >= 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK);
+}
+
+/*
  * The fencing check of every generating call: returns the shard this server
  * holds, or errors out unless it holds one under a lease known to be valid
  * (and, for an explicit shard, unless it is that one).  One atomic read and
@@ -57,13 +71,23 @@ sf_registry_coarse_ms(void)
 static inline int64
 sf_registry_check(int64 shard, bool explicit_shard)
 {
-	uint64		grant = pg_atomic_read_u64(sf_registry_grant);
-	int64		held = (int64) (grant >> SF_GRANT_SHIFT) - 1;
+	int64		held;
 
-	if (likely(held >= 0 && sf_registry_coarse_ms() < (int64) (grant & SF_GRANT_MASK) &&
-			   (!explicit_shard || shard == held)))
+	if (likely(sf_registry_granted(&held) && (!explicit_shard || shard == held)))
 		return held;
 	sf_registry_refuse(shard, explicit_shard, held);
+}
+
+/*
+ * Whether the freshness mark published for a slot (its cap) covers an ID at
+ * "offset": a call that would issue there needs nothing from the registry.
+ * The other half of what a call needs, besides the grant; the view's
+ * "generating" asks both (sf_registry_describe).
+ */
+static inline bool
+sf_registry_covers(ShardSlot *slot, int64 offset)
+{
+	return (int64) pg_atomic_read_u64(&slot->cap) >= offset;
 }
 
 /*

@@ -6,7 +6,7 @@
  *		memory of the registry, its states, its settings, and the backend
  *		chosen at start.  Not for any other file.
  *
- * Locking.  "grant", "wanted", "publish_failed" and "refusals" are atomics.
+ * Locking.  "grant", "wanted", "failing" and "refusals" are atomics.
  * The display fields (state, errors, counters for the view) are guarded by
  * the spinlock "mutex", held only to copy them.  The freshness mark a slot may reserve up
  * to is the slot's cap (state.hpp), written by the worker under the slot's
@@ -57,8 +57,8 @@ typedef struct SfRegistryShared
 	pg_atomic_uint64 grant;
 	/* a generating call waits for the mark to cover this offset + 1 */
 	pg_atomic_uint64 wanted;
-	/* the last attempt to publish a mark failed (etcd unreachable): 1 */
-	pg_atomic_uint32 publish_failed;
+	/* the worker's last request to the registry failed: 1 (a call's mark could not be had) */
+	pg_atomic_uint32 failing;
 	/* generating calls refused by the registry (no valid lease, no shard) */
 	pg_atomic_uint64 refusals;
 
@@ -104,6 +104,9 @@ const char *sf_registry_display(void);
 
 /* What the registry is called in messages: "etcd", "the PostgreSQL registry". */
 const char *sf_registry_noun(void);
+
+/* What snowflake.registry_prefix names there: "etcd prefix", "ID space". */
+const char *sf_registry_prefix_noun(void);
 
 /* The width of a shard's worker field (shard = datacenter << it | worker). */
 int			sf_registry_worker_bits(void);

@@ -160,6 +160,11 @@ TEST(EtcdEndpoints, ParsesAndRejects)
 	EXPECT_FALSE(etcd::parse_endpoints("ftp://x", eps, etcd::kMaxEndpoints, &n, err, sizeof(err)));
 	EXPECT_FALSE(etcd::parse_endpoints("http://user:pw@x:2379", eps, etcd::kMaxEndpoints, &n,
 									   err, sizeof(err)));
+	/* the error never quotes an endpoint: it may hold a password */
+	EXPECT_STREQ(err, "endpoint 1 holds user information (user:password@), which is not supported");
+	EXPECT_FALSE(etcd::parse_endpoints("http://a:1,secret:pw@b", eps, etcd::kMaxEndpoints, &n,
+									   err, sizeof(err)));
+	EXPECT_STREQ(err, "endpoint 2 is not an http:// or https:// URL");
 	EXPECT_FALSE(etcd::parse_endpoints("http://", eps, etcd::kMaxEndpoints, &n, err, sizeof(err)));
 	EXPECT_FALSE(etcd::parse_endpoints("http://a,http://b,http://c,http://d,http://e,"
 									   "http://f,http://g,http://h,http://i",
