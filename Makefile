@@ -69,11 +69,11 @@ PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
 PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
 CORE_SRCS = src/layout.cpp src/generator.cpp src/textform.cpp src/shardlist.cpp src/records.cpp
 test/unit/core_test: test/unit/core_test.cpp $(CORE_SRCS) src/*.hpp src/statefile.cpp \
-		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp src/etcd_json.cpp src/etcd_json.hpp \
+		test/unit/etcd_test.cpp src/etcd.cpp src/etcd.hpp src/etcd_json.cpp src/etcd_json.hpp test/unit/timebound_test.cpp \
 		test/unit/pgtarget_test.cpp src/backend_pg.cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
 		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
-		test/unit/core_test.cpp $(CORE_SRCS) src/statefile.cpp \
+		test/unit/core_test.cpp test/unit/timebound_test.cpp $(CORE_SRCS) src/statefile.cpp \
 		test/unit/etcd_test.cpp src/etcd.cpp src/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/backend_pg.cpp \
 		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcurl -lpq -lgtest -lgtest_main -pthread -lm
