@@ -8,7 +8,7 @@ OBJS       = src/layout.o src/generator.o src/atomicgen.o src/textform.o src/sha
              src/settings.o src/seqstart.o \
              src/recorded.o src/fastpath.o src/shmem.o src/wal.o src/mark.o \
              src/etcd_json.o src/etcd.o src/backend_etcd.o src/backend_pg.o src/registry.o src/lease.o \
-             src/generate.o src/backfill.o src/decode.o src/partitions.o src/layouts.o src/stats.o src/metrics.o src/origin.o \
+             src/generate.o src/backfill.o src/decode.o src/partitions.o src/layouts.o src/stats.o src/metrics.o src/origin.o src/sftype.o \
              src/snowflake.o
 # relative to the source folder, also in out-of-tree builds
 # (and the secondary control files of older versions: snowflake--1.0.control)
