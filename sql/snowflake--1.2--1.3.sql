@@ -272,22 +272,35 @@ CREATE FUNCTION snowflake_cmp_time(snowflake, timestamptz) RETURNS integer
 AS 'MODULE_PATHNAME', 'snowflake_cmp_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION snowflake_time_cmp(timestamptz, snowflake) RETURNS integer
 AS 'MODULE_PATHNAME', 'snowflake_time_cmp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- with a constant time, the planner's support turns "id >= t" into "id >= <the
+-- first ID at or after t>": the same rows, and partition pruning exact at
+-- partition bounds
+CREATE FUNCTION snowflake_time_support(internal) RETURNS internal
+AS 'MODULE_PATHNAME', 'snowflake_time_support' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION snowflake_lt_time(snowflake, timestamptz) RETURNS boolean
-AS 'MODULE_PATHNAME', 'snowflake_lt_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'snowflake_lt_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
 CREATE FUNCTION snowflake_le_time(snowflake, timestamptz) RETURNS boolean
-AS 'MODULE_PATHNAME', 'snowflake_le_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'snowflake_le_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
 CREATE FUNCTION snowflake_ge_time(snowflake, timestamptz) RETURNS boolean
-AS 'MODULE_PATHNAME', 'snowflake_ge_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'snowflake_ge_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
 CREATE FUNCTION snowflake_gt_time(snowflake, timestamptz) RETURNS boolean
-AS 'MODULE_PATHNAME', 'snowflake_gt_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'snowflake_gt_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
 CREATE FUNCTION snowflake_time_lt(timestamptz, snowflake) RETURNS boolean
-AS 'MODULE_PATHNAME', 'snowflake_time_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'snowflake_time_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
 CREATE FUNCTION snowflake_time_le(timestamptz, snowflake) RETURNS boolean
-AS 'MODULE_PATHNAME', 'snowflake_time_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'snowflake_time_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
 CREATE FUNCTION snowflake_time_ge(timestamptz, snowflake) RETURNS boolean
-AS 'MODULE_PATHNAME', 'snowflake_time_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'snowflake_time_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
 CREATE FUNCTION snowflake_time_gt(timestamptz, snowflake) RETURNS boolean
-AS 'MODULE_PATHNAME', 'snowflake_time_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'snowflake_time_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
 CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = timestamptz, FUNCTION = snowflake_lt_time,
     COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = timestamptz, FUNCTION = snowflake_le_time,

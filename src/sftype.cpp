@@ -34,7 +34,14 @@
 
 extern "C"
 {
+#include "access/stratnum.h"
+#include "catalog/pg_type.h"
 #include "libpq/pqformat.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
+#include "utils/lsyscache.h"
+#include "utils/typcache.h"
 }
 
 extern "C"
@@ -54,6 +61,7 @@ PG_FUNCTION_INFO_V1(snowflake_time_le);
 PG_FUNCTION_INFO_V1(snowflake_time_gt);
 PG_FUNCTION_INFO_V1(snowflake_time_ge);
 PG_FUNCTION_INFO_V1(snowflake_time_bound);
+PG_FUNCTION_INFO_V1(snowflake_time_support);
 }
 
 /*---- input and casts ----*/
@@ -244,6 +252,87 @@ extern "C" Datum
 snowflake_time_ge(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BOOL(-sf_compare(fcinfo, 1) >= 0);
+}
+
+/*
+ * The planner support of the time comparisons: with a constant time, "id >= t"
+ * becomes "id >= <the first ID at or after t>" (and "id < t" becomes
+ * "id < <that ID>"), a comparison among snowflakes.  The answer is the same;
+ * what changes is that partition pruning, which compares the constant with
+ * the partitions' bounds, sees an ID: a time sits just below the first ID of
+ * its unit, so a month's range would otherwise also keep the partition that
+ * ends where the month begins (no ID lies between the time and that bound,
+ * but pruning cannot know it).  And no row compares with a time at all.
+ * Which comparison a call is, is told by the C function it calls, never by a
+ * name.
+ */
+extern "C" Datum
+snowflake_time_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+	SupportRequestSimplify *req;
+	FuncExpr   *call;
+	FmgrInfo	finfo;
+	PGFunction	fn;
+	Node	   *idarg;
+	Const	   *tsarg;
+	bool		after;
+	bool		time_first;
+	snowflake::TimeBound b;
+	Oid			typid;
+	TypeCacheEntry *tc;
+	Oid			opno;
+	int16		typlen;
+	bool		typbyval;
+	OpExpr	   *op;
+
+	if (!IsA(rawreq, SupportRequestSimplify))
+		PG_RETURN_POINTER(NULL);
+	req = (SupportRequestSimplify *) rawreq;
+	call = req->fcall;
+	if (list_length(call->args) != 2)
+		PG_RETURN_POINTER(NULL);
+	fmgr_info(call->funcid, &finfo);
+	fn = finfo.fn_addr;
+	/* "id >= t", "id > t", "t <= id", "t < id": created at or after t */
+	if (fn == snowflake_ge_time || fn == snowflake_gt_time ||
+		fn == snowflake_time_le || fn == snowflake_time_lt)
+		after = true;
+	else if (fn == snowflake_lt_time || fn == snowflake_le_time ||
+			 fn == snowflake_time_gt || fn == snowflake_time_ge)
+		after = false;
+	else
+		PG_RETURN_POINTER(NULL);
+	time_first = (fn == snowflake_time_le || fn == snowflake_time_lt ||
+				  fn == snowflake_time_gt || fn == snowflake_time_ge);
+	idarg = (Node *) (time_first ? lsecond(call->args) : linitial(call->args));
+	if (!IsA(time_first ? linitial(call->args) : lsecond(call->args), Const))
+		PG_RETURN_POINTER(NULL);
+	tsarg = (Const *) (time_first ? linitial(call->args) : lsecond(call->args));
+	if (tsarg->constisnull)
+		PG_RETURN_POINTER(NULL);
+
+	/* the type's own "<=", ">", "<" or ">=", from its btree family */
+	typid = exprType(idarg);
+	tc = lookup_type_cache(typid, TYPECACHE_BTREE_OPFAMILY);
+	if (!OidIsValid(tc->btree_opf))
+		PG_RETURN_POINTER(NULL);
+	b = sf_time_bound(DatumGetTimestampTz(tsarg->constvalue));
+	/* past the layout's last unit: after it means wider than the layout */
+	opno = get_opfamily_member(tc->btree_opf, typid, typid,
+							   after ? (b.past_end ? BTGreaterStrategyNumber : BTGreaterEqualStrategyNumber) :
+							   (b.past_end ? BTLessEqualStrategyNumber : BTLessStrategyNumber));
+	if (!OidIsValid(opno))
+		PG_RETURN_POINTER(NULL);
+	get_typlenbyval(typid, &typlen, &typbyval);
+	op = (OpExpr *) make_opclause(opno, BOOLOID, false, (Expr *) idarg,
+								  (Expr *) makeConst(typid, -1, InvalidOid, typlen,
+													 Int64GetDatum(b.past_end ? sf_layout.max_id() : b.first_id),
+													 false, typbyval),
+								  InvalidOid, InvalidOid);
+	op->location = call->location;
+	set_opfuncid(op);
+	PG_RETURN_POINTER(op);
 }
 
 /*
