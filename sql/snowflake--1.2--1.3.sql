@@ -19,12 +19,16 @@ CREATE TYPE snowflake;
 
 CREATE FUNCTION snowflake_in(cstring) RETURNS snowflake
 AS 'MODULE_PATHNAME', 'snowflake_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_in(cstring) IS 'input function of type snowflake: decimal digits, never negative';
 CREATE FUNCTION snowflake_out(snowflake) RETURNS cstring
 AS 'int8out' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_out(snowflake) IS 'output function of type snowflake: decimal (int8''s)';
 CREATE FUNCTION snowflake_recv(internal) RETURNS snowflake
 AS 'MODULE_PATHNAME', 'snowflake_recv' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_recv(internal) IS 'binary receive function of type snowflake: int8''s form, never negative';
 CREATE FUNCTION snowflake_send(snowflake) RETURNS bytea
 AS 'int8send' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_send(snowflake) IS 'binary send function of type snowflake: int8''s form';
 
 -- int8's size, passing and alignment; category U (user-defined), not N:
 -- to_json() and the rest write it as a JSON string
@@ -46,8 +50,10 @@ COMMENT ON TYPE snowflake IS
 -- arithmetic take it as it is).
 CREATE FUNCTION snowflake(bigint) RETURNS snowflake
 AS 'MODULE_PATHNAME', 'snowflake_from_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake(bigint) IS 'cast from bigint to snowflake (on assignment), refusing negative values';
 CREATE FUNCTION snowflake(integer) RETURNS snowflake
 AS 'MODULE_PATHNAME', 'snowflake_from_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake(integer) IS 'cast from integer to snowflake (on assignment), refusing negative values';
 CREATE CAST (bigint AS snowflake) WITH FUNCTION snowflake(bigint) AS ASSIGNMENT;
 CREATE CAST (integer AS snowflake) WITH FUNCTION snowflake(integer) AS ASSIGNMENT;
 CREATE CAST (snowflake AS bigint) WITHOUT FUNCTION AS IMPLICIT;
@@ -62,16 +68,22 @@ CREATE CAST (snowflake AS bigint) WITHOUT FUNCTION AS IMPLICIT;
 
 CREATE FUNCTION snowflake_lt(snowflake, snowflake) RETURNS boolean
 AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_lt(snowflake, snowflake) IS 'implements snowflake < snowflake (int8''s comparison)';
 CREATE FUNCTION snowflake_le(snowflake, snowflake) RETURNS boolean
 AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_le(snowflake, snowflake) IS 'implements snowflake <= snowflake (int8''s comparison)';
 CREATE FUNCTION snowflake_eq(snowflake, snowflake) RETURNS boolean
 AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_eq(snowflake, snowflake) IS 'implements snowflake = snowflake (int8''s comparison)';
 CREATE FUNCTION snowflake_ne(snowflake, snowflake) RETURNS boolean
 AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_ne(snowflake, snowflake) IS 'implements snowflake <> snowflake (int8''s comparison)';
 CREATE FUNCTION snowflake_ge(snowflake, snowflake) RETURNS boolean
 AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_ge(snowflake, snowflake) IS 'implements snowflake >= snowflake (int8''s comparison)';
 CREATE FUNCTION snowflake_gt(snowflake, snowflake) RETURNS boolean
 AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_gt(snowflake, snowflake) IS 'implements snowflake > snowflake (int8''s comparison)';
 CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_lt,
     COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_le,
@@ -88,16 +100,22 @@ CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowfla
 
 CREATE FUNCTION snowflake_int8_lt(snowflake, bigint) RETURNS boolean
 AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_lt(snowflake, bigint) IS 'implements snowflake < bigint (int8''s comparison)';
 CREATE FUNCTION snowflake_int8_le(snowflake, bigint) RETURNS boolean
 AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_le(snowflake, bigint) IS 'implements snowflake <= bigint (int8''s comparison)';
 CREATE FUNCTION snowflake_int8_eq(snowflake, bigint) RETURNS boolean
 AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_eq(snowflake, bigint) IS 'implements snowflake = bigint (int8''s comparison)';
 CREATE FUNCTION snowflake_int8_ne(snowflake, bigint) RETURNS boolean
 AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_ne(snowflake, bigint) IS 'implements snowflake <> bigint (int8''s comparison)';
 CREATE FUNCTION snowflake_int8_ge(snowflake, bigint) RETURNS boolean
 AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_ge(snowflake, bigint) IS 'implements snowflake >= bigint (int8''s comparison)';
 CREATE FUNCTION snowflake_int8_gt(snowflake, bigint) RETURNS boolean
 AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_gt(snowflake, bigint) IS 'implements snowflake > bigint (int8''s comparison)';
 CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_int8_lt,
     COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_int8_le,
@@ -114,16 +132,22 @@ CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_
 
 CREATE FUNCTION int8_snowflake_lt(bigint, snowflake) RETURNS boolean
 AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_lt(bigint, snowflake) IS 'implements bigint < snowflake (int8''s comparison)';
 CREATE FUNCTION int8_snowflake_le(bigint, snowflake) RETURNS boolean
 AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_le(bigint, snowflake) IS 'implements bigint <= snowflake (int8''s comparison)';
 CREATE FUNCTION int8_snowflake_eq(bigint, snowflake) RETURNS boolean
 AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_eq(bigint, snowflake) IS 'implements bigint = snowflake (int8''s comparison)';
 CREATE FUNCTION int8_snowflake_ne(bigint, snowflake) RETURNS boolean
 AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_ne(bigint, snowflake) IS 'implements bigint <> snowflake (int8''s comparison)';
 CREATE FUNCTION int8_snowflake_ge(bigint, snowflake) RETURNS boolean
 AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_ge(bigint, snowflake) IS 'implements bigint >= snowflake (int8''s comparison)';
 CREATE FUNCTION int8_snowflake_gt(bigint, snowflake) RETURNS boolean
 AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_gt(bigint, snowflake) IS 'implements bigint > snowflake (int8''s comparison)';
 CREATE OPERATOR < (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = int8_snowflake_lt,
     COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = int8_snowflake_le,
@@ -140,16 +164,22 @@ CREATE OPERATOR > (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = int8_snowf
 
 CREATE FUNCTION snowflake_int4_lt(snowflake, integer) RETURNS boolean
 AS 'int84lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_lt(snowflake, integer) IS 'implements snowflake < integer (int8''s comparison)';
 CREATE FUNCTION snowflake_int4_le(snowflake, integer) RETURNS boolean
 AS 'int84le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_le(snowflake, integer) IS 'implements snowflake <= integer (int8''s comparison)';
 CREATE FUNCTION snowflake_int4_eq(snowflake, integer) RETURNS boolean
 AS 'int84eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_eq(snowflake, integer) IS 'implements snowflake = integer (int8''s comparison)';
 CREATE FUNCTION snowflake_int4_ne(snowflake, integer) RETURNS boolean
 AS 'int84ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_ne(snowflake, integer) IS 'implements snowflake <> integer (int8''s comparison)';
 CREATE FUNCTION snowflake_int4_ge(snowflake, integer) RETURNS boolean
 AS 'int84ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_ge(snowflake, integer) IS 'implements snowflake >= integer (int8''s comparison)';
 CREATE FUNCTION snowflake_int4_gt(snowflake, integer) RETURNS boolean
 AS 'int84gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_gt(snowflake, integer) IS 'implements snowflake > integer (int8''s comparison)';
 CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = snowflake_int4_lt,
     COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = snowflake_int4_le,
@@ -166,16 +196,22 @@ CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = snowflake
 
 CREATE FUNCTION int4_snowflake_lt(integer, snowflake) RETURNS boolean
 AS 'int48lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_lt(integer, snowflake) IS 'implements integer < snowflake (int8''s comparison)';
 CREATE FUNCTION int4_snowflake_le(integer, snowflake) RETURNS boolean
 AS 'int48le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_le(integer, snowflake) IS 'implements integer <= snowflake (int8''s comparison)';
 CREATE FUNCTION int4_snowflake_eq(integer, snowflake) RETURNS boolean
 AS 'int48eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_eq(integer, snowflake) IS 'implements integer = snowflake (int8''s comparison)';
 CREATE FUNCTION int4_snowflake_ne(integer, snowflake) RETURNS boolean
 AS 'int48ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_ne(integer, snowflake) IS 'implements integer <> snowflake (int8''s comparison)';
 CREATE FUNCTION int4_snowflake_ge(integer, snowflake) RETURNS boolean
 AS 'int48ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_ge(integer, snowflake) IS 'implements integer >= snowflake (int8''s comparison)';
 CREATE FUNCTION int4_snowflake_gt(integer, snowflake) RETURNS boolean
 AS 'int48gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_gt(integer, snowflake) IS 'implements integer > snowflake (int8''s comparison)';
 CREATE OPERATOR < (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = int4_snowflake_lt,
     COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = int4_snowflake_le,
@@ -192,16 +228,22 @@ CREATE OPERATOR > (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = int4_snow
 
 CREATE FUNCTION snowflake_int2_lt(snowflake, smallint) RETURNS boolean
 AS 'int82lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_lt(snowflake, smallint) IS 'implements snowflake < smallint (int8''s comparison)';
 CREATE FUNCTION snowflake_int2_le(snowflake, smallint) RETURNS boolean
 AS 'int82le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_le(snowflake, smallint) IS 'implements snowflake <= smallint (int8''s comparison)';
 CREATE FUNCTION snowflake_int2_eq(snowflake, smallint) RETURNS boolean
 AS 'int82eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_eq(snowflake, smallint) IS 'implements snowflake = smallint (int8''s comparison)';
 CREATE FUNCTION snowflake_int2_ne(snowflake, smallint) RETURNS boolean
 AS 'int82ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_ne(snowflake, smallint) IS 'implements snowflake <> smallint (int8''s comparison)';
 CREATE FUNCTION snowflake_int2_ge(snowflake, smallint) RETURNS boolean
 AS 'int82ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_ge(snowflake, smallint) IS 'implements snowflake >= smallint (int8''s comparison)';
 CREATE FUNCTION snowflake_int2_gt(snowflake, smallint) RETURNS boolean
 AS 'int82gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_gt(snowflake, smallint) IS 'implements snowflake > smallint (int8''s comparison)';
 CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = snowflake_int2_lt,
     COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = snowflake_int2_le,
@@ -218,16 +260,22 @@ CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = snowflak
 
 CREATE FUNCTION int2_snowflake_lt(smallint, snowflake) RETURNS boolean
 AS 'int28lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_lt(smallint, snowflake) IS 'implements smallint < snowflake (int8''s comparison)';
 CREATE FUNCTION int2_snowflake_le(smallint, snowflake) RETURNS boolean
 AS 'int28le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_le(smallint, snowflake) IS 'implements smallint <= snowflake (int8''s comparison)';
 CREATE FUNCTION int2_snowflake_eq(smallint, snowflake) RETURNS boolean
 AS 'int28eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_eq(smallint, snowflake) IS 'implements smallint = snowflake (int8''s comparison)';
 CREATE FUNCTION int2_snowflake_ne(smallint, snowflake) RETURNS boolean
 AS 'int28ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_ne(smallint, snowflake) IS 'implements smallint <> snowflake (int8''s comparison)';
 CREATE FUNCTION int2_snowflake_ge(smallint, snowflake) RETURNS boolean
 AS 'int28ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_ge(smallint, snowflake) IS 'implements smallint >= snowflake (int8''s comparison)';
 CREATE FUNCTION int2_snowflake_gt(smallint, snowflake) RETURNS boolean
 AS 'int28gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_gt(smallint, snowflake) IS 'implements smallint > snowflake (int8''s comparison)';
 CREATE OPERATOR < (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = int2_snowflake_lt,
     COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = int2_snowflake_le,
@@ -244,24 +292,34 @@ CREATE OPERATOR > (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = int2_sno
 
 CREATE FUNCTION snowflake_cmp(snowflake, snowflake) RETURNS integer
 AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_cmp(snowflake, snowflake) IS 'btree comparison of snowflakes (int8''s)';
 CREATE FUNCTION snowflake_int8_cmp(snowflake, bigint) RETURNS integer
 AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_cmp(snowflake, bigint) IS 'btree comparison of snowflake with bigint (int8''s)';
 CREATE FUNCTION int8_snowflake_cmp(bigint, snowflake) RETURNS integer
 AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_cmp(bigint, snowflake) IS 'btree comparison of bigint with snowflake (int8''s)';
 CREATE FUNCTION snowflake_int4_cmp(snowflake, integer) RETURNS integer
 AS 'btint84cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_cmp(snowflake, integer) IS 'btree comparison of snowflake with integer (int8''s)';
 CREATE FUNCTION int4_snowflake_cmp(integer, snowflake) RETURNS integer
 AS 'btint48cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_cmp(integer, snowflake) IS 'btree comparison of integer with snowflake (int8''s)';
 CREATE FUNCTION snowflake_int2_cmp(snowflake, smallint) RETURNS integer
 AS 'btint82cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_cmp(snowflake, smallint) IS 'btree comparison of snowflake with smallint (int8''s)';
 CREATE FUNCTION int2_snowflake_cmp(smallint, snowflake) RETURNS integer
 AS 'btint28cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_cmp(smallint, snowflake) IS 'btree comparison of smallint with snowflake (int8''s)';
 CREATE FUNCTION snowflake_sortsupport(internal) RETURNS void
 AS 'btint8sortsupport' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_sortsupport(internal) IS 'btree sort support of snowflakes (int8''s)';
 CREATE FUNCTION snowflake_hash(snowflake) RETURNS integer
 AS 'hashint8' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_hash(snowflake) IS 'hash of a snowflake (int8''s, equal to the bigint''s)';
 CREATE FUNCTION snowflake_hash_extended(snowflake, bigint) RETURNS bigint
 AS 'hashint8extended' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_hash_extended(snowflake, bigint) IS 'seeded hash of a snowflake (int8''s, equal to the bigint''s)';
 
 -- Time comparisons: "id >= t" is "created at or after t", exactly
 -- "snowflake_timestamp(id) >= t"; "id < t" is "created before t".  A time
@@ -270,37 +328,48 @@ AS 'hashint8extended' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
 -- means "<".  IMMUTABLE as the decoders: the layout is fixed.
 CREATE FUNCTION snowflake_cmp_time(snowflake, timestamptz) RETURNS integer
 AS 'MODULE_PATHNAME', 'snowflake_cmp_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_cmp_time(snowflake, timestamptz) IS 'btree comparison of a snowflake with a time: -1 created before, 1 at or after (never 0)';
 CREATE FUNCTION snowflake_time_cmp(timestamptz, snowflake) RETURNS integer
 AS 'MODULE_PATHNAME', 'snowflake_time_cmp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_time_cmp(timestamptz, snowflake) IS 'btree comparison of a time with a snowflake: 1 created before, -1 at or after (never 0)';
 -- with a constant time, the planner's support turns "id >= t" into "id >= <the
 -- first ID at or after t>": the same rows, and partition pruning exact at
 -- partition bounds
 CREATE FUNCTION snowflake_time_support(internal) RETURNS internal
 AS 'MODULE_PATHNAME', 'snowflake_time_support' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_time_support(internal) IS 'planner support of the time comparisons: a constant time becomes the first ID at or after it';
 CREATE FUNCTION snowflake_lt_time(snowflake, timestamptz) RETURNS boolean
 AS 'MODULE_PATHNAME', 'snowflake_lt_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_lt_time(snowflake, timestamptz) IS 'implements snowflake < timestamptz: created before the time';
 CREATE FUNCTION snowflake_le_time(snowflake, timestamptz) RETURNS boolean
 AS 'MODULE_PATHNAME', 'snowflake_le_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_le_time(snowflake, timestamptz) IS 'implements snowflake <= timestamptz: created before the time';
 CREATE FUNCTION snowflake_ge_time(snowflake, timestamptz) RETURNS boolean
 AS 'MODULE_PATHNAME', 'snowflake_ge_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_ge_time(snowflake, timestamptz) IS 'implements snowflake >= timestamptz: created at or after the time';
 CREATE FUNCTION snowflake_gt_time(snowflake, timestamptz) RETURNS boolean
 AS 'MODULE_PATHNAME', 'snowflake_gt_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_gt_time(snowflake, timestamptz) IS 'implements snowflake > timestamptz: created at or after the time';
 CREATE FUNCTION snowflake_time_lt(timestamptz, snowflake) RETURNS boolean
 AS 'MODULE_PATHNAME', 'snowflake_time_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_time_lt(timestamptz, snowflake) IS 'implements timestamptz < snowflake: created at or after the time';
 CREATE FUNCTION snowflake_time_le(timestamptz, snowflake) RETURNS boolean
 AS 'MODULE_PATHNAME', 'snowflake_time_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_time_le(timestamptz, snowflake) IS 'implements timestamptz <= snowflake: created at or after the time';
 CREATE FUNCTION snowflake_time_ge(timestamptz, snowflake) RETURNS boolean
 AS 'MODULE_PATHNAME', 'snowflake_time_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_time_ge(timestamptz, snowflake) IS 'implements timestamptz >= snowflake: created before the time';
 CREATE FUNCTION snowflake_time_gt(timestamptz, snowflake) RETURNS boolean
 AS 'MODULE_PATHNAME', 'snowflake_time_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_time_gt(timestamptz, snowflake) IS 'implements timestamptz > snowflake: created before the time';
 CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = timestamptz, FUNCTION = snowflake_lt_time,
     COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
 CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = timestamptz, FUNCTION = snowflake_le_time,

@@ -8,6 +8,23 @@
 SET timezone = 'UTC';
 SET intervalstyle = 'postgres';
 
+-- the tables a query scans and the partitions pruned at executor start-up,
+-- from EXPLAIN's JSON (stable across versions, unlike its text with ANALYZE)
+CREATE FUNCTION sf_scans(query text, run boolean DEFAULT false,
+                         OUT scanned text, OUT removed_at_start integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+    plan jsonb;
+BEGIN
+    EXECUTE format('EXPLAIN (FORMAT JSON, COSTS OFF%s) %s',
+                   CASE WHEN run THEN ', ANALYZE, TIMING OFF, SUMMARY OFF' ELSE '' END, query)
+        INTO plan;
+    SELECT string_agg(r #>> '{}', ', ' ORDER BY r #>> '{}') INTO scanned
+    FROM jsonb_path_query(plan, 'strict $.**."Relation Name"') r;
+    SELECT sum((x #>> '{}')::int) INTO removed_at_start
+    FROM jsonb_path_query(plan, 'strict $.**."Subplans Removed"') x;
+END $$;
+
 -- text: decimal digits only, never negative, at most the largest bigint
 SELECT '0'::snowflake AS zero, '384004287098785976'::snowflake AS id,
        '9223372036854775807'::snowflake AS largest, '000123'::snowflake AS leading_zeros;
@@ -189,9 +206,17 @@ FROM generate_series(timestamptz '2026-01-01', '2026-03-31', '1 day') d;
 -- the partition, so the partition that ends where February begins is pruned)
 SELECT snowflake_time_bound('2026-02-01') = snowflake_min_id('2026-02-01') AS feb_bound,
        snowflake_time_bound('2026-03-01') = snowflake_min_id('2026-03-01') AS mar_bound;
+SELECT * FROM sf_scans($$SELECT * FROM sf_events WHERE id >= timestamptz '2026-02-01' AND id < timestamptz '2026-03-01'$$);
+SELECT * FROM sf_scans($$SELECT * FROM sf_events WHERE id >= timestamptz '2026-02-01 00:00:00.0005' AND id < timestamptz '2026-02-28'$$);
+SELECT * FROM sf_scans($$SELECT * FROM sf_events WHERE snowflake_created_between(id, '2026-02-01', '2026-03-01')$$);
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT * FROM sf_events WHERE id >= timestamptz '2026-02-01' AND id < timestamptz '2026-03-01';
+RESET enable_seqscan;
+RESET enable_bitmapscan;
 SELECT count(*) AS february FROM sf_events WHERE id >= timestamptz '2026-02-01' AND id < timestamptz '2026-03-01';
-EXPLAIN (COSTS OFF) SELECT * FROM sf_events WHERE id = 384004287098785976;
+SELECT * FROM sf_scans($$SELECT * FROM sf_events WHERE id = 384004287098785976$$);
+SELECT * FROM sf_scans($$SELECT * FROM sf_events WHERE id = $$ || snowflake_min_id('2026-03-05'));
 -- with a stable time (now()): pruned at executor start-up; three partitions
 -- around the current time, of which the last and the next day lie in the
 -- middle one
@@ -212,11 +237,14 @@ BEGIN
         EXECUTE format('INSERT INTO %I DEFAULT VALUES', tbl);
     END LOOP;
 END $$;
-PREPARE recent AS SELECT count(*) FROM sf_recent
-    WHERE id >= now() - interval '1 day' AND id < now() + interval '1 day';
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) EXECUTE recent;
-EXECUTE recent;
-DEALLOCATE recent;
+SELECT * FROM sf_scans($$SELECT count(*) FROM sf_recent
+    WHERE id >= now() - interval '1 day' AND id < now() + interval '1 day'$$, run => true);
+SELECT count(*) AS recent FROM sf_recent WHERE id >= now() - interval '1 day' AND id < now() + interval '1 day';
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM sf_recent WHERE id >= now() - interval '1 day' AND id < now() + interval '1 day';
+RESET enable_seqscan;
+RESET enable_bitmapscan;
 
 -- the same for bigint keys: snowflake_created_between() is inlined into ID
 -- bounds, so the plans are those of hand-written bounds
@@ -228,16 +256,23 @@ CREATE TABLE sf_bigint_events_feb PARTITION OF sf_bigint_events
 CREATE TABLE sf_bigint_events_mar PARTITION OF sf_bigint_events
     FOR VALUES FROM (snowflake_min_id('2026-03-01')) TO (snowflake_min_id('2026-04-01'));
 INSERT INTO sf_bigint_events SELECT id, note FROM sf_events;
+SELECT * FROM sf_scans($$SELECT * FROM sf_bigint_events WHERE snowflake_created_between(id, '2026-02-01', '2026-03-01')$$);
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT * FROM sf_bigint_events WHERE snowflake_created_between(id, '2026-02-01', '2026-03-01');
+RESET enable_seqscan;
+RESET enable_bitmapscan;
 SELECT count(*) AS february FROM sf_bigint_events WHERE snowflake_created_between(id, '2026-02-01', '2026-03-01');
 SELECT count(*) AS before_march FROM sf_bigint_events WHERE snowflake_created_before(id, '2026-03-01');
-PREPARE recent AS SELECT count(*) FROM sf_recent_bigint
-    WHERE snowflake_created_between(id, now() - interval '1 day', now() + interval '1 day');
-EXPLAIN (COSTS OFF, ANALYZE, TIMING OFF, SUMMARY OFF) EXECUTE recent;
-EXECUTE recent;
-DEALLOCATE recent;
+SELECT * FROM sf_scans($$SELECT count(*) FROM sf_recent_bigint
+    WHERE snowflake_created_between(id, now() - interval '1 day', now() + interval '1 day')$$, run => true);
+SELECT count(*) AS recent FROM sf_recent_bigint
+WHERE snowflake_created_between(id, now() - interval '1 day', now() + interval '1 day');
 SET enable_seqscan = off;
+SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT * FROM sf_bigint_events_feb WHERE snowflake_created_after(id, now() - interval '1 day');
 RESET enable_seqscan;
+RESET enable_bitmapscan;
 
 DROP TABLE sf_items, sf_refs, sf_events, sf_bigint_events, sf_recent, sf_recent_bigint;
+DROP FUNCTION sf_scans(text, boolean);
