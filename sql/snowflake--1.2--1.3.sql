@@ -321,6 +321,21 @@ CREATE FUNCTION snowflake_hash_extended(snowflake, bigint) RETURNS bigint
 AS 'hashint8extended' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_hash_extended(snowflake, bigint) IS 'seeded hash of a snowflake (int8''s, equal to the bigint''s)';
 
+-- min() and max() of snowflakes are snowflakes (JSON strings), answered
+-- from the index like bigint's
+CREATE FUNCTION snowflake_larger(snowflake, snowflake) RETURNS snowflake
+AS 'int8larger' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_larger(snowflake, snowflake) IS 'the larger of two snowflakes (int8''s), for max()';
+CREATE FUNCTION snowflake_smaller(snowflake, snowflake) RETURNS snowflake
+AS 'int8smaller' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_smaller(snowflake, snowflake) IS 'the smaller of two snowflakes (int8''s), for min()';
+CREATE AGGREGATE max(snowflake) (SFUNC = snowflake_larger, STYPE = snowflake,
+    COMBINEFUNC = snowflake_larger, SORTOP = >, PARALLEL = SAFE);
+CREATE AGGREGATE min(snowflake) (SFUNC = snowflake_smaller, STYPE = snowflake,
+    COMBINEFUNC = snowflake_smaller, SORTOP = <, PARALLEL = SAFE);
+COMMENT ON AGGREGATE max(snowflake) IS 'the largest snowflake (the newest ID), as a snowflake';
+COMMENT ON AGGREGATE min(snowflake) IS 'the smallest snowflake (the oldest ID), as a snowflake';
+
 -- Time comparisons: "id >= t" is "created at or after t", exactly
 -- "snowflake_timestamp(id) >= t"; "id < t" is "created before t".  A time
 -- never equals an ID (it sits just below the first ID of the first unit
@@ -525,5 +540,136 @@ RETURN id >= from_ts AND id < to_ts;
 
 COMMENT ON FUNCTION snowflake_created_between(snowflake, timestamptz, timestamptz) IS
 'whether the ID was created at or after from_ts and before to_ts: "id >= from_ts AND id < to_ts"';
+
+-- snowflake_adopt_database() also reads columns of the type (1.3; the fresh
+-- script has the same text in place)
+CREATE OR REPLACE FUNCTION snowflake_adopt_database(at_least timestamptz DEFAULT NULL,
+                                         allow_future boolean DEFAULT false)
+RETURNS timestamptz
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    ext_schema name;
+    col record;
+    top bigint;
+    top_ts timestamptz;
+    m bigint;
+    m_ts timestamptz;
+    checked int := 0;
+    floor_ts timestamptz;
+    lead_text text;
+    wait_text text;
+    bound interval;
+    limit_ts timestamptz;
+BEGIN
+    IF allow_future IS NULL THEN
+        RAISE EXCEPTION 'snowflake_adopt_database: allow_future must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT n.nspname INTO ext_schema
+    FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+    WHERE e.extname = 'snowflake';
+
+    -- functions of our names in our schema that are not ours would make the
+    -- calls below ambiguous: say so instead (they never run: see the README,
+    -- "Privileges")
+    PERFORM 1 FROM pg_catalog.pg_proc p
+    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace AND n.nspname = ext_schema
+    WHERE p.proname IN ('snowflake_timestamp', 'snowflake_raise_floor')
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                      JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+                      WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
+                        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                        AND d.deptype = 'e');
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema % holds functions named like snowflake''s own that are not the extension''s',
+                        ext_schema
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Drop them, or move the extension to a schema only trusted roles may create in '
+                         '(ALTER EXTENSION snowflake SET SCHEMA ...).';
+    END IF;
+
+    -- a floor further ahead of the clock than the lead plus the wait would
+    -- make every generating call of the server fail until the clock reaches
+    -- it: one far-future value inserted by anyone with INSERT must not do that
+    lead_text := pg_catalog.current_setting('snowflake.max_clock_lead', true);
+    wait_text := pg_catalog.current_setting('snowflake.max_clock_wait', true);
+    IF lead_text IS NOT NULL AND wait_text IS NOT NULL THEN
+        bound := lead_text::pg_catalog.interval + wait_text::pg_catalog.interval;
+        limit_ts := pg_catalog.clock_timestamp() + bound;
+    END IF;
+
+    -- every bigint column, and every column of the extension's type snowflake
+    -- (1.3), whose default calls a function of this extension
+    FOR col IN
+        SELECT DISTINCT ad.adrelid::pg_catalog.regclass AS tbl, a.attname
+        FROM pg_catalog.pg_attrdef ad
+        JOIN pg_catalog.pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+        JOIN pg_catalog.pg_class c ON c.oid = ad.adrelid
+        JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+                        AND d.objid = ad.oid
+                        AND d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+        JOIN pg_catalog.pg_depend x ON x.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                        AND x.objid = d.refobjid
+                        AND x.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                        AND x.deptype = 'e'
+        JOIN pg_catalog.pg_extension e ON e.oid = x.refobjid AND e.extname = 'snowflake'
+        WHERE (a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype
+               OR a.atttypid IN (SELECT dt.objid FROM pg_catalog.pg_depend dt
+                                 WHERE dt.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
+                                   AND dt.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                                   AND dt.refobjid = e.oid AND dt.deptype = 'e'))
+          AND NOT a.attisdropped AND c.relkind IN ('r', 'p')
+    LOOP
+        EXECUTE format('SELECT pg_catalog.max(%I) FROM %s', col.attname, col.tbl) INTO m;
+        checked := checked + 1;
+        CONTINUE WHEN m IS NULL;
+        EXECUTE format('SELECT %I.snowflake_timestamp($1::pg_catalog.int8)', ext_schema)
+            INTO m_ts USING m;
+        IF m_ts > limit_ts AND NOT allow_future THEN
+            RAISE EXCEPTION 'the largest snowflake ID in column "%" of % is too far ahead of the clock',
+                            col.attname, col.tbl
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = format('Its value %s carries %s, %s ahead of the clock; a floor more than '
+                                      'snowflake.max_clock_lead + snowflake.max_clock_wait (%s ms) ahead would '
+                                      'make every generating call on this server fail until the clock '
+                                      'reaches it. Nothing was changed.',
+                                      m, m_ts, pg_catalog.date_trunc('second', m_ts - pg_catalog.clock_timestamp()),
+                                      (pg_catalog.date_part('epoch', bound) * 1000)::pg_catalog.int8),
+                      HINT = 'If that row does not hold a real snowflake ID, fix or delete it and run '
+                             'snowflake_adopt_database() again; if IDs really were issued that far ahead, '
+                             'run snowflake_adopt_database(allow_future => true).';
+        END IF;
+        IF top IS NULL OR m > top THEN
+            top := m;
+            top_ts := m_ts;
+        END IF;
+    END LOOP;
+
+    IF at_least > limit_ts AND NOT allow_future THEN
+        RAISE EXCEPTION 'snowflake floor % is too far ahead of the clock', at_least
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('It is %s ahead; a floor more than snowflake.max_clock_lead + '
+                                  'snowflake.max_clock_wait (%s ms) ahead would make every generating '
+                                  'call on this server fail until the clock reaches it. Nothing was changed.',
+                                  pg_catalog.date_trunc('second', at_least - pg_catalog.clock_timestamp()),
+                                  (pg_catalog.date_part('epoch', bound) * 1000)::pg_catalog.int8),
+                  HINT = 'Check the value; if IDs really were issued that far ahead, pass allow_future => true.';
+    END IF;
+    floor_ts := greatest(top_ts, at_least);
+    IF floor_ts IS NOT NULL THEN
+        EXECUTE format('SELECT %I.snowflake_raise_floor($1::pg_catalog.timestamptz, $2::pg_catalog.bool)',
+                       ext_schema)
+            USING floor_ts, allow_future;
+    END IF;
+    EXECUTE format('UPDATE %I.snowflake_origin SET system_identifier = '
+                   '(SELECT system_identifier FROM pg_catalog.pg_control_system()), '
+                   'recorded_at = pg_catalog.now()', ext_schema);
+    RAISE NOTICE 'snowflake: checked % column(s); this server now generates above %',
+        checked, coalesce(floor_ts::text, 'the clock (no IDs found)');
+    RETURN floor_ts;
+END
+$$;
 
 -- ===== end of the snowflake type =====

@@ -389,7 +389,8 @@ BEGIN
         limit_ts := pg_catalog.clock_timestamp() + bound;
     END IF;
 
-    -- every bigint column whose default calls a function of this extension
+    -- every bigint column, and every column of the extension's type snowflake
+    -- (1.3), whose default calls a function of this extension
     FOR col IN
         SELECT DISTINCT ad.adrelid::pg_catalog.regclass AS tbl, a.attname
         FROM pg_catalog.pg_attrdef ad
@@ -403,8 +404,12 @@ BEGIN
                         AND x.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
                         AND x.deptype = 'e'
         JOIN pg_catalog.pg_extension e ON e.oid = x.refobjid AND e.extname = 'snowflake'
-        WHERE a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype AND NOT a.attisdropped
-          AND c.relkind IN ('r', 'p')
+        WHERE (a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype
+               OR a.atttypid IN (SELECT dt.objid FROM pg_catalog.pg_depend dt
+                                 WHERE dt.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
+                                   AND dt.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                                   AND dt.refobjid = e.oid AND dt.deptype = 'e'))
+          AND NOT a.attisdropped AND c.relkind IN ('r', 'p')
     LOOP
         EXECUTE format('SELECT pg_catalog.max(%I) FROM %s', col.attname, col.tbl) INTO m;
         checked := checked + 1;
@@ -1224,6 +1229,21 @@ COMMENT ON FUNCTION snowflake_hash(snowflake) IS 'hash of a snowflake (int8''s, 
 CREATE FUNCTION snowflake_hash_extended(snowflake, bigint) RETURNS bigint
 AS 'hashint8extended' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_hash_extended(snowflake, bigint) IS 'seeded hash of a snowflake (int8''s, equal to the bigint''s)';
+
+-- min() and max() of snowflakes are snowflakes (JSON strings), answered
+-- from the index like bigint's
+CREATE FUNCTION snowflake_larger(snowflake, snowflake) RETURNS snowflake
+AS 'int8larger' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_larger(snowflake, snowflake) IS 'the larger of two snowflakes (int8''s), for max()';
+CREATE FUNCTION snowflake_smaller(snowflake, snowflake) RETURNS snowflake
+AS 'int8smaller' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_smaller(snowflake, snowflake) IS 'the smaller of two snowflakes (int8''s), for min()';
+CREATE AGGREGATE max(snowflake) (SFUNC = snowflake_larger, STYPE = snowflake,
+    COMBINEFUNC = snowflake_larger, SORTOP = >, PARALLEL = SAFE);
+CREATE AGGREGATE min(snowflake) (SFUNC = snowflake_smaller, STYPE = snowflake,
+    COMBINEFUNC = snowflake_smaller, SORTOP = <, PARALLEL = SAFE);
+COMMENT ON AGGREGATE max(snowflake) IS 'the largest snowflake (the newest ID), as a snowflake';
+COMMENT ON AGGREGATE min(snowflake) IS 'the smallest snowflake (the oldest ID), as a snowflake';
 
 -- Time comparisons: "id >= t" is "created at or after t", exactly
 -- "snowflake_timestamp(id) >= t"; "id < t" is "created before t".  A time

@@ -72,6 +72,11 @@ SELECT json_typeof(a->0) AS json_agg, jsonb_typeof(b->0) AS jsonb_agg,
        (SELECT bool_and(e #>> '{}' = i.id::text) FROM json_array_elements(a) WITH ORDINALITY x(e, k)
         JOIN (SELECT id, row_number() OVER (ORDER BY id) AS k FROM sf_items WHERE n > 0) i USING (k)) AS exact
 FROM (SELECT json_agg(id ORDER BY id) AS a, jsonb_agg(id ORDER BY id) AS b FROM sf_items WHERE n > 0) s;
+-- min() and max() stay snowflakes
+SELECT pg_typeof(max(id)) AS max_type, json_typeof(to_json(max(id))) AS max_json,
+       max(id) = (SELECT id FROM sf_items ORDER BY id DESC LIMIT 1) AS max_ok,
+       min(id) = 7 AS min_ok
+FROM sf_items;
 -- a bigint is a number (what loses digits in JavaScript)
 SELECT json_typeof(to_json(id::bigint)) AS bigint_in_json FROM sf_items WHERE n = 1;
 
