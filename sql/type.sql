@@ -170,12 +170,29 @@ SELECT count(*) FROM sf_items WHERE id NOT IN (SELECT item_id FROM sf_refs);
 SELECT count(*) FROM sf_refs WHERE item_id NOT IN (SELECT id FROM sf_items);
 SELECT count(*) FROM sf_items i1 JOIN sf_items i2 USING (id);
 -- a bigint foreign key to a key of the type cannot be implemented (the
--- type's btree family does not hold bigint's own order); a key of the type
--- can reference a bigint key
+-- type's btree family does not hold bigint's own order); a column of the
+-- type can reference a key of the type or a bigint key
 ALTER TABLE sf_refs ADD FOREIGN KEY (item_id) REFERENCES sf_items (id);
 CREATE TABLE sf_child (item_id snowflake REFERENCES sf_items (id));
 INSERT INTO sf_child SELECT id FROM sf_items WHERE n = 1;
-DROP TABLE sf_child;
+CREATE TABLE sf_bigint_keys (id bigint PRIMARY KEY);
+INSERT INTO sf_bigint_keys SELECT id FROM sf_items WHERE n = 1;
+CREATE TABLE sf_child2 (key_id snowflake REFERENCES sf_bigint_keys (id));
+INSERT INTO sf_child2 SELECT id FROM sf_items WHERE n = 1;
+INSERT INTO sf_child2 VALUES (5);
+DROP TABLE sf_child, sf_child2, sf_bigint_keys;
+
+-- a bigint key becomes a key of the type with ALTER COLUMN ... TYPE
+CREATE TABLE sf_convert (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n integer);
+INSERT INTO sf_convert (n) SELECT g FROM generate_series(1, 100) g;
+CREATE TEMP TABLE sf_convert_before AS SELECT id, n FROM sf_convert;
+ALTER TABLE sf_convert ALTER COLUMN id TYPE snowflake;
+INSERT INTO sf_convert (n) VALUES (101);
+SELECT format_type(atttypid, atttypmod) AS type,
+       (SELECT count(*) FROM sf_convert c JOIN sf_convert_before b ON c.id = b.id AND c.n = b.n) AS kept,
+       (SELECT count(*) FROM sf_convert WHERE id >= now() - interval '1 hour') AS recent
+FROM pg_attribute WHERE attrelid = 'sf_convert'::regclass AND attname = 'id';
+DROP TABLE sf_convert;
 
 -- operator classes: btree (default), hash, BRIN minmax with time
 CREATE INDEX sf_items_brin ON sf_items USING brin (id);
