@@ -13,7 +13,7 @@ REGISTRY_OBJS = src/registry/etcd_json.o src/registry/etcd.o src/registry/backen
                 src/registry/backend_pg.o src/registry/registry.o src/registry/lease.o
 SQL_OBJS      = src/sql/nextval.o src/sql/backfill.o src/sql/decode.o src/sql/partitions.o \
                 src/sql/foreign_layouts.o src/sql/stats.o src/sql/metrics.o src/sql/origin.o \
-                src/sql/colmax.o src/sql/adopt.o src/sql/public_ids.o
+                src/sql/colmax.o src/sql/adopt.o src/sql/public_ids.o src/sql/type.o
 OBJS       = $(CORE_OBJS) $(SETTINGS_OBJS) $(STATE_OBJS) $(REGISTRY_OBJS) $(SQL_OBJS) src/snowflake.o
 # relative to the source folder, also in out-of-tree builds
 # (and the secondary control files of older versions: snowflake--1.0.control)
@@ -41,7 +41,7 @@ PG_CPPFLAGS = -I$(srcdir)/src -isystem $(shell $(PG_CONFIG) --includedir-server)
 # pg_regress runs on a temporary instance that preloads the library; with
 # REGRESS_INSTANCE=existing it uses the server PGHOST/PGPORT name instead,
 # which must include test/regress.conf (debian/tests/installcheck does).
-REGRESS      = setup decode nextval shards ranges partitions text stats settings units seqstart layouts convert
+REGRESS      = setup decode nextval shards ranges partitions text stats settings units seqstart layouts convert type
 REGRESS_INSTANCE ?= temp
 ifeq ($(REGRESS_INSTANCE),temp)
 REGRESS_OPTS = --temp-instance=./tmp_check_regress \
@@ -84,10 +84,11 @@ CORE_SRCS = src/core/layout.cpp src/core/generator.cpp src/core/textform.cpp src
 test/unit/core_test: test/unit/core_test.cpp $(CORE_SRCS) src/*/*.hpp src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/registry/backend_pg.cpp \
-		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp
+		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp \
+		test/unit/timebound_test.cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
 		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
-		test/unit/core_test.cpp $(CORE_SRCS) src/core/statefile.cpp \
+		test/unit/core_test.cpp test/unit/timebound_test.cpp $(CORE_SRCS) src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/registry/backend_pg.cpp \
 		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp \

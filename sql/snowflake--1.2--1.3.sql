@@ -55,335 +55,546 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
     SELECT n.nspname INTO ext
-    FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-    WHERE e.extname = 'snowflake';
 
-    -- functions of our names in our schema that are not ours would make the
-    -- calls below ambiguous: say so instead (they never run: see the README,
-    -- "Privileges")
-    PERFORM 1 FROM pg_catalog.pg_proc p
-    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace AND n.nspname = ext
-    WHERE p.proname IN ('snowflake_nextval', 'snowflake_min_id', 'snowflake_convert_column',
-                        'snowflake_column_max')
-      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
-                      JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
-                      WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid
-                        AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
-                        AND d.deptype = 'e');
-    IF FOUND THEN
-        RAISE EXCEPTION 'schema % holds functions named like snowflake''s own that are not the extension''s',
-                        ext
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Drop them, or move the extension to a schema only trusted roles may create in '
-                         '(ALTER EXTENSION snowflake SET SCHEMA ...).';
-    END IF;
+-- ===========================================================================
+-- The snowflake type (1.3, issue 28): a bigint that JSON writes as a string,
+-- with time comparisons the planner understands.  One block, kept the same in
+-- snowflake--1.3.sql and snowflake--1.2--1.3.sql.  See docs/operations.md,
+-- "The snowflake type", and src/sftype.cpp.
+--
+-- Its output, send, comparison, sort and hash functions are int8's own
+-- (LANGUAGE internal): a key of the type costs what a bigint key does.  Only
+-- its input (decimal digits, never negative), binary receive, the casts from
+-- integers and the comparisons with timestamptz are ours.
+-- ===========================================================================
 
-    -- what it is, and whose
-    SELECT c.relkind, c.relispartition, c.relowner INTO rel
-    FROM pg_catalog.pg_class c WHERE c.oid = tbl;
-    IF rel.relkind NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION '"%" is not a table', tbl
-            USING ERRCODE = 'wrong_object_type';
-    END IF;
-    IF rel.relispartition THEN
-        RAISE EXCEPTION 'cannot convert a column of partition %', tbl
-            USING ERRCODE = 'wrong_object_type',
-                  DETAIL = 'Inserts through the partitioned table use its default, not the partition''s.',
-                  HINT = format('Convert the column of the partitioned table %s: that changes every partition.',
-                                pg_catalog.pg_partition_root(tbl));
-    END IF;
-    IF NOT pg_catalog.pg_has_role(current_user, rel.relowner, 'USAGE') THEN
-        RAISE EXCEPTION 'must be owner of table %', tbl
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = format('Run snowflake_convert_column() as %I or a member of that role.',
-                                pg_catalog.pg_get_userbyid(rel.relowner));
-    END IF;
-    SELECT a.attnum, a.atttypid, a.attidentity, a.attgenerated INTO att
-    FROM pg_catalog.pg_attribute a
-    WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF att.atttypid <> 'pg_catalog.int8'::pg_catalog.regtype THEN
-        RAISE EXCEPTION 'column "%" of % is of type %, not bigint', col, tbl,
-                        pg_catalog.format_type(att.atttypid, NULL)
-            USING ERRCODE = 'datatype_mismatch',
-                  DETAIL = 'Snowflake IDs need all 64 bits of a bigint.',
-                  HINT = format('Change its type first: ALTER TABLE %s ALTER COLUMN %I TYPE bigint;',
-                                tbl, col);
-    END IF;
-    IF att.attgenerated <> '' THEN
-        RAISE EXCEPTION 'column "%" of % is a generated column', col, tbl
-            USING ERRCODE = 'object_not_in_prerequisite_state';
-    END IF;
+CREATE TYPE snowflake;
 
-    -- no one inserts with the old default while we look and change
-    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+CREATE FUNCTION snowflake_in(cstring) RETURNS snowflake
+AS 'MODULE_PATHNAME', 'snowflake_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_in(cstring) IS 'input function of type snowflake: decimal digits, never negative';
+CREATE FUNCTION snowflake_out(snowflake) RETURNS cstring
+AS 'int8out' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_out(snowflake) IS 'output function of type snowflake: decimal (int8''s)';
+CREATE FUNCTION snowflake_recv(internal) RETURNS snowflake
+AS 'MODULE_PATHNAME', 'snowflake_recv' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_recv(internal) IS 'binary receive function of type snowflake: int8''s form, never negative';
+CREATE FUNCTION snowflake_send(snowflake) RETURNS bytea
+AS 'int8send' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_send(snowflake) IS 'binary send function of type snowflake: int8''s form';
 
-    -- Citus: a default on a distribution column cannot be added or changed
-    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
-        EXECUTE 'SELECT count(*) > 0 FROM pg_catalog.pg_dist_partition
-                 WHERE logicalrelid = $1 AND partkey ~ $2'
-            INTO STRICT citus_key USING tbl, format(':varattno %s( |$)', att.attnum);
-        IF citus_key THEN
-            RAISE EXCEPTION 'cannot convert the distribution column "%" of %', col, tbl
-                USING ERRCODE = 'feature_not_supported',
-                      DETAIL = 'Citus refuses to add or change a default on a distribution column.',
-                      HINT = 'Create a new table with DEFAULT snowflake_nextval() in CREATE TABLE, '
-                             'distribute it with create_distributed_table(), and copy the rows over.';
-        END IF;
-    END IF;
+-- int8's size, passing and alignment; category U (user-defined), not N:
+-- to_json() and the rest write it as a JSON string
+CREATE TYPE snowflake (
+    INPUT = snowflake_in,
+    OUTPUT = snowflake_out,
+    RECEIVE = snowflake_recv,
+    SEND = snowflake_send,
+    LIKE = pg_catalog.int8,
+    CATEGORY = 'U'
+);
 
-    -- the table and its partitions, and each one's copy of the column
-    SELECT pg_catalog.array_agg(t.relid ORDER BY t.level) INTO tree
-    FROM pg_catalog.pg_partition_tree(tbl) t;
-    IF tree IS NULL THEN
-        tree := ARRAY[tbl];
-    END IF;
-    FOR r IN
-        SELECT c.oid::regclass AS relid, a.attnum, a.attidentity, d.oid AS defoid,
-               pg_catalog.pg_get_expr(d.adbin, d.adrelid) AS expr
-        FROM pg_catalog.unnest(tree) AS c(oid)
-        JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attname = col AND NOT a.attisdropped
-        LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
-    LOOP
-        -- sequences the column owns: serial (auto) and identity (internal)
-        owned := owned || ARRAY(
-            SELECT dep.objid::regclass FROM pg_catalog.pg_depend dep
-            JOIN pg_catalog.pg_class s ON s.oid = dep.objid AND s.relkind = 'S'
-            WHERE dep.classid = 'pg_catalog.pg_class'::regclass
-              AND dep.refclassid = 'pg_catalog.pg_class'::regclass
-              AND dep.refobjid = r.relid AND dep.refobjsubid = r.attnum
-              AND dep.deptype IN ('a', 'i'));
-        IF r.defoid IS NOT NULL THEN
-            -- sequences the default reads, whatever their names
-            seqs := seqs || ARRAY(
-                SELECT dep.refobjid::regclass FROM pg_catalog.pg_depend dep
-                JOIN pg_catalog.pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
-                WHERE dep.classid = 'pg_catalog.pg_attrdef'::regclass AND dep.objid = r.defoid
-                  AND dep.refclassid = 'pg_catalog.pg_class'::regclass);
-            -- ours if the default calls snowflake_nextval of this extension:
-            -- the function by OID (a member of the extension), never by text
-            IF EXISTS (
-                SELECT 1 FROM pg_catalog.pg_depend dep
-                JOIN pg_catalog.pg_depend x
-                  ON x.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND x.objid = dep.refobjid
-                 AND x.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND x.deptype = 'e'
-                JOIN pg_catalog.pg_extension e ON e.oid = x.refobjid AND e.extname = 'snowflake'
-                JOIN pg_catalog.pg_proc p ON p.oid = dep.refobjid AND p.proname = 'snowflake_nextval'
-                WHERE dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = r.defoid
-                  AND dep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass) THEN
-                already := true;
-            ELSIF NOT EXISTS (
-                SELECT 1 FROM pg_catalog.pg_depend dep
-                JOIN pg_catalog.pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
-                WHERE dep.classid = 'pg_catalog.pg_attrdef'::regclass AND dep.objid = r.defoid) THEN
-                foreign_default := r.expr;
-            END IF;
-        END IF;
-    END LOOP;
-    SELECT pg_catalog.array_agg(DISTINCT o.x) INTO owned FROM pg_catalog.unnest(owned) AS o(x);
-    owned := coalesce(owned, '{}');
-    SELECT pg_catalog.array_agg(DISTINCT o.x) INTO seqs FROM pg_catalog.unnest(owned || seqs) AS o(x);
-    IF foreign_default IS NOT NULL THEN
-        RAISE EXCEPTION 'column "%" of % has a default that is not a sequence: %', col, tbl, foreign_default
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = format('If snowflake IDs should replace it, drop it first: '
-                                'ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT;', tbl, col);
-    END IF;
+COMMENT ON TYPE snowflake IS
+'a Snowflake ID: a non-negative bigint, written in decimal, that JSON built on the server writes as a string; compares with bigint and, as its creation time, with timestamptz';
 
-    -- can this server generate here at all?  (one ID is spent on the check)
-    IF shard IS NULL THEN
-        EXECUTE format('SELECT %I.snowflake_nextval()', ext) INTO probe;
-        new_default := format('%I.snowflake_nextval()', ext);
-    ELSE
-        EXECUTE format('SELECT %I.snowflake_nextval($1)', ext) INTO probe USING shard;
-        new_default := format('%I.snowflake_nextval(%s)', ext, shard);
-    END IF;
+-- Casts: bigint and integer to snowflake on assignment (DEFAULT
+-- snowflake_nextval(), INSERT ... VALUES (1)), refusing negative values;
+-- snowflake to bigint implicitly and for free (the decoders and bigint
+-- arithmetic take it as it is).
+CREATE FUNCTION snowflake(bigint) RETURNS snowflake
+AS 'MODULE_PATHNAME', 'snowflake_from_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake(bigint) IS 'cast from bigint to snowflake (on assignment), refusing negative values';
+CREATE FUNCTION snowflake(integer) RETURNS snowflake
+AS 'MODULE_PATHNAME', 'snowflake_from_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake(integer) IS 'cast from integer to snowflake (on assignment), refusing negative values';
+CREATE CAST (bigint AS snowflake) WITH FUNCTION snowflake(bigint) AS ASSIGNMENT;
+CREATE CAST (integer AS snowflake) WITH FUNCTION snowflake(integer) AS ASSIGNMENT;
+CREATE CAST (snowflake AS bigint) WITHOUT FUNCTION AS IMPLICIT;
 
-    -- existing values must stay below every ID issued from now on
-    EXECUTE format('SELECT %I.snowflake_min_id(now())', ext) INTO id_floor;
-    -- read without planning anything over the table (its index expressions
-    -- and predicates would run as the caller)
-    EXECUTE format('SELECT %I.snowflake_column_max($1, $2)', ext) INTO max_value USING tbl, col;
-    IF max_value >= id_floor THEN
-        RAISE EXCEPTION 'existing values of column "%" of % could collide with snowflake IDs', col, tbl
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = format('Its largest value is %s; snowflake IDs issued from now on are '
-                                  'at least %s (snowflake_min_id(now())).', max_value, id_floor),
-                  HINT = 'Give those rows smaller keys first, or keep the column as it is.';
-    END IF;
+-- Comparisons among snowflakes and with bigint, integer and smallint: int8's
+-- functions.  The cross-type operators make "id = 384004287098785976",
+-- "id = 1" and "id = $1" (a bigint or integer parameter) resolve to an
+-- operator of the type's btree family, without "operator is not unique": an
+-- Index Cond on a key of the type.  They are not MERGES: a merge join would
+-- sort the bigint side with the family's bigint order, which it does not
+-- hold (keeping int8's own operators out of it keeps them in one family).
 
-    -- a partition key must still route new IDs to a partition
-    FOR r IN
-        SELECT pt.partrelid::regclass AS parent, pt.partstrat, pt.partnatts
-        FROM pg_catalog.pg_partitioned_table pt
-        JOIN pg_catalog.pg_attribute a ON a.attrelid = pt.partrelid AND a.attname = col
-        WHERE pt.partrelid = ANY (tree) AND a.attnum = ANY (pt.partattrs::int2[])
-          AND pt.partstrat <> 'h'
-    LOOP
-        IF r.partstrat = 'l' OR r.partnatts > 1 OR NOT EXISTS (
-            SELECT 1
-            FROM pg_catalog.pg_inherits i
-            JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid
-            CROSS JOIN LATERAL pg_catalog.pg_get_expr(c.relpartbound, c.oid) AS bound(text)
-            LEFT JOIN LATERAL pg_catalog.regexp_match(bound.text,
-                '^FOR VALUES FROM \((MINVALUE|''?(-?[0-9]+)''?(?:::bigint)?)\) '
-                'TO \((MAXVALUE|''?(-?[0-9]+)''?(?:::bigint)?)\)$') AS b(v) ON true
-            WHERE i.inhparent = r.parent
-              AND (bound.text = 'DEFAULT'
-                   OR ((b.v[1] = 'MINVALUE' OR b.v[2]::numeric <= probe)
-                       AND (b.v[3] = 'MAXVALUE' OR b.v[4]::numeric > probe)))) THEN
-            RAISE EXCEPTION 'no partition of % would accept new snowflake IDs in column "%"', r.parent, col
-                USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = CASE WHEN r.partstrat = 'l'
-                                    THEN 'The column is a list partition key.'
-                                    WHEN r.partnatts > 1
-                                    THEN 'The column is part of a multi-column partition key.'
-                                    ELSE format('New IDs are about %s; no range partition (and no default partition) holds that.', probe) END,
-                      HINT = CASE WHEN r.partstrat = 'l' OR r.partnatts > 1
-                                  THEN 'New snowflake IDs cannot be routed by a list of values or a multi-column '
-                                       'key: partition by RANGE on the ID alone (bounds from snowflake_min_id()) '
-                                       'or by HASH, or keep the column as it is.'
-                                  ELSE format('Add a partition for the new IDs first, for example: CREATE TABLE ... '
-                                              'PARTITION OF %s FOR VALUES FROM (%s.snowflake_min_id(''...'')) TO (MAXVALUE);',
-                                              r.parent, pg_catalog.quote_ident(ext)) END;
-        END IF;
-    END LOOP;
+CREATE FUNCTION snowflake_lt(snowflake, snowflake) RETURNS boolean
+AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_lt(snowflake, snowflake) IS 'implements snowflake < snowflake (int8''s comparison)';
+CREATE FUNCTION snowflake_le(snowflake, snowflake) RETURNS boolean
+AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_le(snowflake, snowflake) IS 'implements snowflake <= snowflake (int8''s comparison)';
+CREATE FUNCTION snowflake_eq(snowflake, snowflake) RETURNS boolean
+AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_eq(snowflake, snowflake) IS 'implements snowflake = snowflake (int8''s comparison)';
+CREATE FUNCTION snowflake_ne(snowflake, snowflake) RETURNS boolean
+AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_ne(snowflake, snowflake) IS 'implements snowflake <> snowflake (int8''s comparison)';
+CREATE FUNCTION snowflake_ge(snowflake, snowflake) RETURNS boolean
+AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_ge(snowflake, snowflake) IS 'implements snowflake >= snowflake (int8''s comparison)';
+CREATE FUNCTION snowflake_gt(snowflake, snowflake) RETURNS boolean
+AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_gt(snowflake, snowflake) IS 'implements snowflake > snowflake (int8''s comparison)';
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_eq,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
+    HASHES, MERGES);
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_ne,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = snowflake, FUNCTION = snowflake_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
 
-    -- the change: identity off, new default on, sequences dropped or kept
-    SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid) INTO old_default
-    FROM pg_catalog.pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = att.attnum;
-    FOR r IN
-        SELECT c.oid::regclass AS relid, a.attidentity,
-               (SELECT k.relkind FROM pg_catalog.pg_class k WHERE k.oid = c.oid) AS relkind,
-               (SELECT dep.objid::regclass::text FROM pg_catalog.pg_depend dep
-                WHERE dep.classid = 'pg_catalog.pg_class'::regclass
-                  AND dep.refclassid = 'pg_catalog.pg_class'::regclass
-                  AND dep.refobjid = c.oid AND dep.refobjsubid = a.attnum
-                  AND dep.deptype = 'i') AS seq,
-               (SELECT pg_catalog.pg_sequence_last_value(dep.objid::regclass) FROM pg_catalog.pg_depend dep
-                WHERE dep.classid = 'pg_catalog.pg_class'::regclass
-                  AND dep.refclassid = 'pg_catalog.pg_class'::regclass
-                  AND dep.refobjid = c.oid AND dep.refobjsubid = a.attnum
-                  AND dep.deptype = 'i') AS last
-        FROM pg_catalog.unnest(tree) WITH ORDINALITY AS c(oid, n)
-        JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attname = col AND NOT a.attisdropped
-        WHERE a.attidentity <> ''
-        ORDER BY c.n
-    LOOP
-        -- PostgreSQL 17 gives partitions their parent's identity and drops it
-        -- from the whole tree at once; before 17 each table has its own
-        CONTINUE WHEN NOT EXISTS (
-            SELECT 1 FROM pg_catalog.pg_attribute a
-            WHERE a.attrelid = r.relid AND a.attname = col AND a.attidentity <> '');
-        IF r.relkind = 'p' AND pg_catalog.current_setting('server_version_num')::int >= 170000 THEN
-            EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', r.relid, col);
-        ELSE
-            EXECUTE format('ALTER TABLE ONLY %s ALTER COLUMN %I DROP IDENTITY', r.relid, col);
-        END IF;
-        changes := changes || format('dropped the identity (GENERATED %s AS IDENTITY) of %s with its sequence %s (last value %s)',
-                                     CASE r.attidentity WHEN 'a' THEN 'ALWAYS' ELSE 'BY DEFAULT' END,
-                                     r.relid, r.seq, coalesce(r.last::text, 'none'));
-    END LOOP;
-    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, new_default);
-    IF old_default IS NOT NULL THEN
-        changes := changes || format('replaced DEFAULT %s', old_default);
-    END IF;
-    IF already THEN
-        changes := changes || 'the column already used snowflake IDs'::text;
-    END IF;
+CREATE FUNCTION snowflake_int8_lt(snowflake, bigint) RETURNS boolean
+AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_lt(snowflake, bigint) IS 'implements snowflake < bigint (int8''s comparison)';
+CREATE FUNCTION snowflake_int8_le(snowflake, bigint) RETURNS boolean
+AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_le(snowflake, bigint) IS 'implements snowflake <= bigint (int8''s comparison)';
+CREATE FUNCTION snowflake_int8_eq(snowflake, bigint) RETURNS boolean
+AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_eq(snowflake, bigint) IS 'implements snowflake = bigint (int8''s comparison)';
+CREATE FUNCTION snowflake_int8_ne(snowflake, bigint) RETURNS boolean
+AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_ne(snowflake, bigint) IS 'implements snowflake <> bigint (int8''s comparison)';
+CREATE FUNCTION snowflake_int8_ge(snowflake, bigint) RETURNS boolean
+AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_ge(snowflake, bigint) IS 'implements snowflake >= bigint (int8''s comparison)';
+CREATE FUNCTION snowflake_int8_gt(snowflake, bigint) RETURNS boolean
+AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_gt(snowflake, bigint) IS 'implements snowflake > bigint (int8''s comparison)';
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_int8_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_int8_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_int8_eq,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
+    HASHES);
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_int8_ne,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_int8_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = bigint, FUNCTION = snowflake_int8_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
 
-    FOREACH seq_rel IN ARRAY coalesce(seqs, '{}') LOOP
-        CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = seq_rel);
-        SELECT pg_catalog.string_agg(pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid), ', ')
-        INTO users
-        FROM pg_catalog.pg_depend d
-        WHERE d.refclassid = 'pg_catalog.pg_class'::regclass AND d.refobjid = seq_rel AND d.deptype = 'n';
-        last_value := pg_catalog.pg_sequence_last_value(seq_rel);
-        IF seq_rel = ANY (owned) AND drop_sequence THEN
-            IF users IS NOT NULL THEN
-                RAISE EXCEPTION 'cannot drop sequence % because other objects still use it', seq_rel
-                    USING ERRCODE = 'dependent_objects_still_exist',
-                          DETAIL = format('Still using it: %s.', users),
-                          HINT = 'Convert those columns first, or pass drop_sequence => false to keep the sequence.';
-            END IF;
-            changes := changes || format('dropped sequence %s (last value %s)', seq_rel, coalesce(last_value::text, 'none'));
-            EXECUTE format('DROP SEQUENCE %s', seq_rel);
-        ELSE
-            changes := changes || format('kept sequence %s (last value %s%s)', seq_rel, coalesce(last_value::text, 'none'),
-                                         CASE WHEN NOT seq_rel = ANY (owned) THEN '; the column does not own it'
-                                              ELSE '; drop_sequence => false' END
-                                         || CASE WHEN users IS NOT NULL THEN '; still used by ' || users ELSE '' END);
-        END IF;
-    END LOOP;
+CREATE FUNCTION int8_snowflake_lt(bigint, snowflake) RETURNS boolean
+AS 'int8lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_lt(bigint, snowflake) IS 'implements bigint < snowflake (int8''s comparison)';
+CREATE FUNCTION int8_snowflake_le(bigint, snowflake) RETURNS boolean
+AS 'int8le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_le(bigint, snowflake) IS 'implements bigint <= snowflake (int8''s comparison)';
+CREATE FUNCTION int8_snowflake_eq(bigint, snowflake) RETURNS boolean
+AS 'int8eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_eq(bigint, snowflake) IS 'implements bigint = snowflake (int8''s comparison)';
+CREATE FUNCTION int8_snowflake_ne(bigint, snowflake) RETURNS boolean
+AS 'int8ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_ne(bigint, snowflake) IS 'implements bigint <> snowflake (int8''s comparison)';
+CREATE FUNCTION int8_snowflake_ge(bigint, snowflake) RETURNS boolean
+AS 'int8ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_ge(bigint, snowflake) IS 'implements bigint >= snowflake (int8''s comparison)';
+CREATE FUNCTION int8_snowflake_gt(bigint, snowflake) RETURNS boolean
+AS 'int8gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_gt(bigint, snowflake) IS 'implements bigint > snowflake (int8''s comparison)';
+CREATE OPERATOR < (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = int8_snowflake_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = int8_snowflake_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR = (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = int8_snowflake_eq,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
+    HASHES);
+CREATE OPERATOR <> (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = int8_snowflake_ne,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR >= (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = int8_snowflake_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR > (LEFTARG = bigint, RIGHTARG = snowflake, FUNCTION = int8_snowflake_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
 
-    RAISE NOTICE 'column "%" of % now defaults to %', col, tbl, new_default
-        USING DETAIL = pg_catalog.array_to_string(changes || CASE WHEN max_value IS NULL THEN 'no existing rows'
-                           ELSE format('existing values (up to %s) stay below every new ID', max_value) END,
-                           '; ') || '.';
-END
-$convert$;
--- end of issue 25, defects 3 and 4
+CREATE FUNCTION snowflake_int4_lt(snowflake, integer) RETURNS boolean
+AS 'int84lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_lt(snowflake, integer) IS 'implements snowflake < integer (int8''s comparison)';
+CREATE FUNCTION snowflake_int4_le(snowflake, integer) RETURNS boolean
+AS 'int84le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_le(snowflake, integer) IS 'implements snowflake <= integer (int8''s comparison)';
+CREATE FUNCTION snowflake_int4_eq(snowflake, integer) RETURNS boolean
+AS 'int84eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_eq(snowflake, integer) IS 'implements snowflake = integer (int8''s comparison)';
+CREATE FUNCTION snowflake_int4_ne(snowflake, integer) RETURNS boolean
+AS 'int84ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_ne(snowflake, integer) IS 'implements snowflake <> integer (int8''s comparison)';
+CREATE FUNCTION snowflake_int4_ge(snowflake, integer) RETURNS boolean
+AS 'int84ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_ge(snowflake, integer) IS 'implements snowflake >= integer (int8''s comparison)';
+CREATE FUNCTION snowflake_int4_gt(snowflake, integer) RETURNS boolean
+AS 'int84gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_gt(snowflake, integer) IS 'implements snowflake > integer (int8''s comparison)';
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = snowflake_int4_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = snowflake_int4_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = snowflake_int4_eq,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
+    HASHES);
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = snowflake_int4_ne,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = snowflake_int4_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = integer, FUNCTION = snowflake_int4_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
 
--- 1.3, the registry's replication (issue 25, defect 1): how the PostgreSQL
--- registry replicates, as the registry worker last saw it, appended to the
--- snowflake_registry view as registry_replication (the view keeps its other
--- columns, so views built on it stay).
-CREATE FUNCTION snowflake_registry_replication()
-RETURNS text
-AS 'MODULE_PATHNAME', 'snowflake_registry_replication'
-LANGUAGE C VOLATILE PARALLEL SAFE;
+CREATE FUNCTION int4_snowflake_lt(integer, snowflake) RETURNS boolean
+AS 'int48lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_lt(integer, snowflake) IS 'implements integer < snowflake (int8''s comparison)';
+CREATE FUNCTION int4_snowflake_le(integer, snowflake) RETURNS boolean
+AS 'int48le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_le(integer, snowflake) IS 'implements integer <= snowflake (int8''s comparison)';
+CREATE FUNCTION int4_snowflake_eq(integer, snowflake) RETURNS boolean
+AS 'int48eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_eq(integer, snowflake) IS 'implements integer = snowflake (int8''s comparison)';
+CREATE FUNCTION int4_snowflake_ne(integer, snowflake) RETURNS boolean
+AS 'int48ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_ne(integer, snowflake) IS 'implements integer <> snowflake (int8''s comparison)';
+CREATE FUNCTION int4_snowflake_ge(integer, snowflake) RETURNS boolean
+AS 'int48ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_ge(integer, snowflake) IS 'implements integer >= snowflake (int8''s comparison)';
+CREATE FUNCTION int4_snowflake_gt(integer, snowflake) RETURNS boolean
+AS 'int48gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_gt(integer, snowflake) IS 'implements integer > snowflake (int8''s comparison)';
+CREATE OPERATOR < (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = int4_snowflake_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = int4_snowflake_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR = (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = int4_snowflake_eq,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
+    HASHES);
+CREATE OPERATOR <> (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = int4_snowflake_ne,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR >= (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = int4_snowflake_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR > (LEFTARG = integer, RIGHTARG = snowflake, FUNCTION = int4_snowflake_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
 
-COMMENT ON FUNCTION snowflake_registry_replication() IS
-'how the PostgreSQL registry replicates, as its last answer showed: synchronous, asynchronous (standbys, none synchronous: a failover pauses claims), no standby; NULL when unknown or with etcd';
+CREATE FUNCTION snowflake_int2_lt(snowflake, smallint) RETURNS boolean
+AS 'int82lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_lt(snowflake, smallint) IS 'implements snowflake < smallint (int8''s comparison)';
+CREATE FUNCTION snowflake_int2_le(snowflake, smallint) RETURNS boolean
+AS 'int82le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_le(snowflake, smallint) IS 'implements snowflake <= smallint (int8''s comparison)';
+CREATE FUNCTION snowflake_int2_eq(snowflake, smallint) RETURNS boolean
+AS 'int82eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_eq(snowflake, smallint) IS 'implements snowflake = smallint (int8''s comparison)';
+CREATE FUNCTION snowflake_int2_ne(snowflake, smallint) RETURNS boolean
+AS 'int82ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_ne(snowflake, smallint) IS 'implements snowflake <> smallint (int8''s comparison)';
+CREATE FUNCTION snowflake_int2_ge(snowflake, smallint) RETURNS boolean
+AS 'int82ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_ge(snowflake, smallint) IS 'implements snowflake >= smallint (int8''s comparison)';
+CREATE FUNCTION snowflake_int2_gt(snowflake, smallint) RETURNS boolean
+AS 'int82gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_gt(snowflake, smallint) IS 'implements snowflake > smallint (int8''s comparison)';
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = snowflake_int2_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = snowflake_int2_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR = (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = snowflake_int2_eq,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
+    HASHES);
+CREATE OPERATOR <> (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = snowflake_int2_ne,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = snowflake_int2_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = smallint, FUNCTION = snowflake_int2_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
 
-REVOKE ALL ON FUNCTION snowflake_registry_replication() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION snowflake_registry_replication() TO pg_read_all_stats;
+CREATE FUNCTION int2_snowflake_lt(smallint, snowflake) RETURNS boolean
+AS 'int28lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_lt(smallint, snowflake) IS 'implements smallint < snowflake (int8''s comparison)';
+CREATE FUNCTION int2_snowflake_le(smallint, snowflake) RETURNS boolean
+AS 'int28le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_le(smallint, snowflake) IS 'implements smallint <= snowflake (int8''s comparison)';
+CREATE FUNCTION int2_snowflake_eq(smallint, snowflake) RETURNS boolean
+AS 'int28eq' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_eq(smallint, snowflake) IS 'implements smallint = snowflake (int8''s comparison)';
+CREATE FUNCTION int2_snowflake_ne(smallint, snowflake) RETURNS boolean
+AS 'int28ne' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_ne(smallint, snowflake) IS 'implements smallint <> snowflake (int8''s comparison)';
+CREATE FUNCTION int2_snowflake_ge(smallint, snowflake) RETURNS boolean
+AS 'int28ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_ge(smallint, snowflake) IS 'implements smallint >= snowflake (int8''s comparison)';
+CREATE FUNCTION int2_snowflake_gt(smallint, snowflake) RETURNS boolean
+AS 'int28gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_gt(smallint, snowflake) IS 'implements smallint > snowflake (int8''s comparison)';
+CREATE OPERATOR < (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = int2_snowflake_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = int2_snowflake_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR = (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = int2_snowflake_eq,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
+    HASHES);
+CREATE OPERATOR <> (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = int2_snowflake_ne,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR >= (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = int2_snowflake_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR > (LEFTARG = smallint, RIGHTARG = snowflake, FUNCTION = int2_snowflake_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
 
-CREATE OR REPLACE VIEW snowflake_registry AS
-    SELECT r.*, snowflake_registry_replication() AS registry_replication
-    FROM snowflake_registry() r;
--- end of the registry's replication block
+CREATE FUNCTION snowflake_cmp(snowflake, snowflake) RETURNS integer
+AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_cmp(snowflake, snowflake) IS 'btree comparison of snowflakes (int8''s)';
+CREATE FUNCTION snowflake_int8_cmp(snowflake, bigint) RETURNS integer
+AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int8_cmp(snowflake, bigint) IS 'btree comparison of snowflake with bigint (int8''s)';
+CREATE FUNCTION int8_snowflake_cmp(bigint, snowflake) RETURNS integer
+AS 'btint8cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int8_snowflake_cmp(bigint, snowflake) IS 'btree comparison of bigint with snowflake (int8''s)';
+CREATE FUNCTION snowflake_int4_cmp(snowflake, integer) RETURNS integer
+AS 'btint84cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int4_cmp(snowflake, integer) IS 'btree comparison of snowflake with integer (int8''s)';
+CREATE FUNCTION int4_snowflake_cmp(integer, snowflake) RETURNS integer
+AS 'btint48cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int4_snowflake_cmp(integer, snowflake) IS 'btree comparison of integer with snowflake (int8''s)';
+CREATE FUNCTION snowflake_int2_cmp(snowflake, smallint) RETURNS integer
+AS 'btint82cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION snowflake_int2_cmp(snowflake, smallint) IS 'btree comparison of snowflake with smallint (int8''s)';
+CREATE FUNCTION int2_snowflake_cmp(smallint, snowflake) RETURNS integer
+AS 'btint28cmp' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION int2_snowflake_cmp(smallint, snowflake) IS 'btree comparison of smallint with snowflake (int8''s)';
+CREATE FUNCTION snowflake_sortsupport(internal) RETURNS void
+AS 'btint8sortsupport' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_sortsupport(internal) IS 'btree sort support of snowflakes (int8''s)';
+CREATE FUNCTION snowflake_hash(snowflake) RETURNS integer
+AS 'hashint8' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_hash(snowflake) IS 'hash of a snowflake (int8''s, equal to the bigint''s)';
+CREATE FUNCTION snowflake_hash_extended(snowflake, bigint) RETURNS bigint
+AS 'hashint8extended' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_hash_extended(snowflake, bigint) IS 'seeded hash of a snowflake (int8''s, equal to the bigint''s)';
 
--- ---- Public IDs (issue 29, part 2) ----------------------------------------
--- A keyed permutation of the 64-bit space (a 10-round Feistel network over
--- HMAC-SHA-256) in a fixed 14-character URL-safe form whose first character
--- is the key version.  Keys come from snowflake.public_id_keys (superuser
--- only).  STABLE, not IMMUTABLE: the keys change at a reload, so the result
--- may differ from one statement to the next; no expression index or
--- generated column may hold a public ID (decode and use the bigint key).
+-- min() and max() of snowflakes are snowflakes (JSON strings), answered
+-- from the index like bigint's
+CREATE FUNCTION snowflake_larger(snowflake, snowflake) RETURNS snowflake
+AS 'int8larger' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_larger(snowflake, snowflake) IS 'the larger of two snowflakes (int8''s), for max()';
+CREATE FUNCTION snowflake_smaller(snowflake, snowflake) RETURNS snowflake
+AS 'int8smaller' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_smaller(snowflake, snowflake) IS 'the smaller of two snowflakes (int8''s), for min()';
+CREATE AGGREGATE max(snowflake) (SFUNC = snowflake_larger, STYPE = snowflake,
+    COMBINEFUNC = snowflake_larger, SORTOP = >, PARALLEL = SAFE);
+CREATE AGGREGATE min(snowflake) (SFUNC = snowflake_smaller, STYPE = snowflake,
+    COMBINEFUNC = snowflake_smaller, SORTOP = <, PARALLEL = SAFE);
+COMMENT ON AGGREGATE max(snowflake) IS 'the largest snowflake (the newest ID), as a snowflake';
+COMMENT ON AGGREGATE min(snowflake) IS 'the smallest snowflake (the oldest ID), as a snowflake';
 
-CREATE FUNCTION snowflake_public_id(id bigint)
-RETURNS text
-AS 'MODULE_PATHNAME', 'snowflake_public_id'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+-- Time comparisons: "id >= t" is "created at or after t", exactly
+-- "snowflake_timestamp(id) >= t"; "id < t" is "created before t".  A time
+-- never equals an ID (it sits just below the first ID of the first unit
+-- that starts at or after it), so there is no "=", ">" means ">=" and "<="
+-- means "<".  IMMUTABLE as the decoders: the layout is fixed.
+CREATE FUNCTION snowflake_cmp_time(snowflake, timestamptz) RETURNS integer
+AS 'MODULE_PATHNAME', 'snowflake_cmp_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_cmp_time(snowflake, timestamptz) IS 'btree comparison of a snowflake with a time: -1 created before, 1 at or after (never 0)';
+CREATE FUNCTION snowflake_time_cmp(timestamptz, snowflake) RETURNS integer
+AS 'MODULE_PATHNAME', 'snowflake_time_cmp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_time_cmp(timestamptz, snowflake) IS 'btree comparison of a time with a snowflake: 1 created before, -1 at or after (never 0)';
+-- with a constant time, the planner's support turns "id >= t" into "id >= <the
+-- first ID at or after t>": the same rows, and partition pruning exact at
+-- partition bounds
+CREATE FUNCTION snowflake_time_support(internal) RETURNS internal
+AS 'MODULE_PATHNAME', 'snowflake_time_support' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake_time_support(internal) IS 'planner support of the time comparisons: a constant time becomes the first ID at or after it';
+CREATE FUNCTION snowflake_lt_time(snowflake, timestamptz) RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowflake_lt_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_lt_time(snowflake, timestamptz) IS 'implements snowflake < timestamptz: created before the time';
+CREATE FUNCTION snowflake_le_time(snowflake, timestamptz) RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowflake_le_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_le_time(snowflake, timestamptz) IS 'implements snowflake <= timestamptz: created before the time';
+CREATE FUNCTION snowflake_ge_time(snowflake, timestamptz) RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowflake_ge_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_ge_time(snowflake, timestamptz) IS 'implements snowflake >= timestamptz: created at or after the time';
+CREATE FUNCTION snowflake_gt_time(snowflake, timestamptz) RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowflake_gt_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_gt_time(snowflake, timestamptz) IS 'implements snowflake > timestamptz: created at or after the time';
+CREATE FUNCTION snowflake_time_lt(timestamptz, snowflake) RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowflake_time_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_time_lt(timestamptz, snowflake) IS 'implements timestamptz < snowflake: created at or after the time';
+CREATE FUNCTION snowflake_time_le(timestamptz, snowflake) RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowflake_time_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_time_le(timestamptz, snowflake) IS 'implements timestamptz <= snowflake: created at or after the time';
+CREATE FUNCTION snowflake_time_ge(timestamptz, snowflake) RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowflake_time_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_time_ge(timestamptz, snowflake) IS 'implements timestamptz >= snowflake: created before the time';
+CREATE FUNCTION snowflake_time_gt(timestamptz, snowflake) RETURNS boolean
+AS 'MODULE_PATHNAME', 'snowflake_time_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+SUPPORT snowflake_time_support;
+COMMENT ON FUNCTION snowflake_time_gt(timestamptz, snowflake) IS 'implements timestamptz > snowflake: created before the time';
+CREATE OPERATOR < (LEFTARG = snowflake, RIGHTARG = timestamptz, FUNCTION = snowflake_lt_time,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = snowflake, RIGHTARG = timestamptz, FUNCTION = snowflake_le_time,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR >= (LEFTARG = snowflake, RIGHTARG = timestamptz, FUNCTION = snowflake_ge_time,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR > (LEFTARG = snowflake, RIGHTARG = timestamptz, FUNCTION = snowflake_gt_time,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR < (LEFTARG = timestamptz, RIGHTARG = snowflake, FUNCTION = snowflake_time_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = timestamptz, RIGHTARG = snowflake, FUNCTION = snowflake_time_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR >= (LEFTARG = timestamptz, RIGHTARG = snowflake, FUNCTION = snowflake_time_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR > (LEFTARG = timestamptz, RIGHTARG = snowflake, FUNCTION = snowflake_time_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
 
-COMMENT ON FUNCTION snowflake_public_id(bigint) IS
-'the public ID of an ID: 14 URL-safe characters (a key version, then the ID encrypted under the first key of snowflake.public_id_keys); consecutive IDs give unrelated strings';
+-- btree: the default operator class, with the integers and timestamptz in its
+-- family (an Index Cond on a key of the type, and partition pruning of range
+-- partitions on it); equalimage lets the index deduplicate as int8's does.
+CREATE OPERATOR CLASS snowflake_ops DEFAULT FOR TYPE snowflake USING btree AS
+    OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
+    FUNCTION 1 snowflake_cmp(snowflake, snowflake),
+    FUNCTION 2 snowflake_sortsupport(internal),
+    FUNCTION 4 btequalimage(oid);
+ALTER OPERATOR FAMILY snowflake_ops USING btree ADD
+    OPERATOR 1 < (snowflake, bigint), OPERATOR 2 <= (snowflake, bigint),
+    OPERATOR 3 = (snowflake, bigint), OPERATOR 4 >= (snowflake, bigint),
+    OPERATOR 5 > (snowflake, bigint),
+    FUNCTION 1 (snowflake, bigint) snowflake_int8_cmp(snowflake, bigint),
+    OPERATOR 1 < (bigint, snowflake), OPERATOR 2 <= (bigint, snowflake),
+    OPERATOR 3 = (bigint, snowflake), OPERATOR 4 >= (bigint, snowflake),
+    OPERATOR 5 > (bigint, snowflake),
+    FUNCTION 1 (bigint, snowflake) int8_snowflake_cmp(bigint, snowflake),
+    OPERATOR 1 < (snowflake, integer), OPERATOR 2 <= (snowflake, integer),
+    OPERATOR 3 = (snowflake, integer), OPERATOR 4 >= (snowflake, integer),
+    OPERATOR 5 > (snowflake, integer),
+    FUNCTION 1 (snowflake, integer) snowflake_int4_cmp(snowflake, integer),
+    OPERATOR 1 < (integer, snowflake), OPERATOR 2 <= (integer, snowflake),
+    OPERATOR 3 = (integer, snowflake), OPERATOR 4 >= (integer, snowflake),
+    OPERATOR 5 > (integer, snowflake),
+    FUNCTION 1 (integer, snowflake) int4_snowflake_cmp(integer, snowflake),
+    OPERATOR 1 < (snowflake, smallint), OPERATOR 2 <= (snowflake, smallint),
+    OPERATOR 3 = (snowflake, smallint), OPERATOR 4 >= (snowflake, smallint),
+    OPERATOR 5 > (snowflake, smallint),
+    FUNCTION 1 (snowflake, smallint) snowflake_int2_cmp(snowflake, smallint),
+    OPERATOR 1 < (smallint, snowflake), OPERATOR 2 <= (smallint, snowflake),
+    OPERATOR 3 = (smallint, snowflake), OPERATOR 4 >= (smallint, snowflake),
+    OPERATOR 5 > (smallint, snowflake),
+    FUNCTION 1 (smallint, snowflake) int2_snowflake_cmp(smallint, snowflake),
+    OPERATOR 1 < (snowflake, timestamptz), OPERATOR 2 <= (snowflake, timestamptz),
+    OPERATOR 4 >= (snowflake, timestamptz), OPERATOR 5 > (snowflake, timestamptz),
+    FUNCTION 1 (snowflake, timestamptz) snowflake_cmp_time(snowflake, timestamptz),
+    OPERATOR 1 < (timestamptz, snowflake), OPERATOR 2 <= (timestamptz, snowflake),
+    OPERATOR 4 >= (timestamptz, snowflake), OPERATOR 5 > (timestamptz, snowflake),
+    FUNCTION 1 (timestamptz, snowflake) snowflake_time_cmp(timestamptz, snowflake);
 
-CREATE FUNCTION snowflake_public_id(id bigint, tweak text)
-RETURNS text
-AS 'MODULE_PATHNAME', 'snowflake_public_id'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+-- hash: DISTINCT, GROUP BY, hash joins (with the integers too) and hash
+-- partitions.  A hashed "id NOT IN (SELECT bigint ...)" needs each side's own
+-- equality in the family of the cross-type one: the integers' "=" are here
+-- too, with their own hash functions (a hash family adds no order, so this
+-- changes nothing for bigint columns).
+CREATE OPERATOR CLASS snowflake_ops DEFAULT FOR TYPE snowflake USING hash AS
+    OPERATOR 1 =,
+    FUNCTION 1 snowflake_hash(snowflake),
+    FUNCTION 2 snowflake_hash_extended(snowflake, bigint);
+ALTER OPERATOR FAMILY snowflake_ops USING hash ADD
+    OPERATOR 1 = (snowflake, bigint), OPERATOR 1 = (bigint, snowflake),
+    OPERATOR 1 = (snowflake, integer), OPERATOR 1 = (integer, snowflake),
+    OPERATOR 1 = (snowflake, smallint), OPERATOR 1 = (smallint, snowflake),
+    OPERATOR 1 = (bigint, bigint), OPERATOR 1 = (integer, integer),
+    OPERATOR 1 = (smallint, smallint),
+    FUNCTION 1 (bigint, bigint) hashint8(bigint),
+    FUNCTION 2 (bigint, bigint) hashint8extended(bigint, bigint),
+    FUNCTION 1 (integer, integer) hashint4(integer),
+    FUNCTION 2 (integer, integer) hashint4extended(integer, bigint),
+    FUNCTION 1 (smallint, smallint) hashint2(smallint),
+    FUNCTION 2 (smallint, smallint) hashint2extended(smallint, bigint);
 
-COMMENT ON FUNCTION snowflake_public_id(bigint, text) IS
-'the public ID of an ID under a tweak (such as a table or tenant name): the same ID under two tweaks gives unrelated strings; decode with the same tweak';
+-- BRIN minmax, for large append-only tables filtered by ID or by time
+CREATE OPERATOR CLASS snowflake_minmax_ops DEFAULT FOR TYPE snowflake USING brin AS
+    OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
+    FUNCTION 1 brin_minmax_opcinfo(internal),
+    FUNCTION 2 brin_minmax_add_value(internal, internal, internal, internal),
+    FUNCTION 3 brin_minmax_consistent(internal, internal, internal),
+    FUNCTION 4 brin_minmax_union(internal, internal, internal);
+ALTER OPERATOR FAMILY snowflake_minmax_ops USING brin ADD
+    OPERATOR 1 < (snowflake, bigint), OPERATOR 2 <= (snowflake, bigint),
+    OPERATOR 3 = (snowflake, bigint), OPERATOR 4 >= (snowflake, bigint),
+    OPERATOR 5 > (snowflake, bigint),
+    OPERATOR 1 < (snowflake, integer), OPERATOR 2 <= (snowflake, integer),
+    OPERATOR 3 = (snowflake, integer), OPERATOR 4 >= (snowflake, integer),
+    OPERATOR 5 > (snowflake, integer),
+    OPERATOR 1 < (snowflake, smallint), OPERATOR 2 <= (snowflake, smallint),
+    OPERATOR 3 = (snowflake, smallint), OPERATOR 4 >= (snowflake, smallint),
+    OPERATOR 5 > (snowflake, smallint),
+    OPERATOR 1 < (snowflake, timestamptz), OPERATOR 2 <= (snowflake, timestamptz),
+    OPERATOR 4 >= (snowflake, timestamptz), OPERATOR 5 > (snowflake, timestamptz);
 
-CREATE FUNCTION snowflake_from_public_id(public_id text)
-RETURNS bigint
-AS 'MODULE_PATHNAME', 'snowflake_from_public_id'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+-- The same time filters for bigint columns.  snowflake_time_bound() is the
+-- first ID created at or after a time; the snowflake_created_*() functions
+-- are SQL functions with bodies parsed at creation (no name is looked up when
+-- they run) that the planner inlines: "snowflake_created_after(id, t)"
+-- becomes "id >= snowflake_time_bound(t)", folded to a constant for a
+-- constant t, so the primary key's index and partition pruning apply (at
+-- executor start-up for now()).  Not STRICT, so that the planner may inline
+-- them; NULL in, NULL out all the same.
+CREATE FUNCTION snowflake_time_bound(ts timestamptz) RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_time_bound' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION snowflake_from_public_id(text) IS
-'the ID of a public ID (either case), under the key of its version; 22P02 if it is not a public ID, 22023 if snowflake.public_id_keys does not list its version';
+COMMENT ON FUNCTION snowflake_time_bound(timestamptz) IS
+'the first ID created at or after ts (IDs below it were created before ts); 0 before the epoch, an error past the layout''s last unit';
 
-CREATE FUNCTION snowflake_from_public_id(public_id text, tweak text)
-RETURNS bigint
-AS 'MODULE_PATHNAME', 'snowflake_from_public_id'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION snowflake_created_after(id bigint, ts timestamptz) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN id >= snowflake_time_bound(ts);
 
-COMMENT ON FUNCTION snowflake_from_public_id(text, text) IS
-'the ID of a public ID made with snowflake_public_id(id, tweak) and the same tweak';
--- ---- end of Public IDs ------------------------------------------------------
+COMMENT ON FUNCTION snowflake_created_after(bigint, timestamptz) IS
+'whether the ID was created at or after ts (snowflake_timestamp(id) >= ts), as "id >= snowflake_time_bound(ts)": index range scans and partition pruning';
+
+CREATE FUNCTION snowflake_created_before(id bigint, ts timestamptz) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN id < snowflake_time_bound(ts);
+
+COMMENT ON FUNCTION snowflake_created_before(bigint, timestamptz) IS
+'whether the ID was created before ts (snowflake_timestamp(id) < ts), as "id < snowflake_time_bound(ts)": index range scans and partition pruning';
+
+CREATE FUNCTION snowflake_created_between(id bigint, from_ts timestamptz, to_ts timestamptz) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN id >= snowflake_time_bound(from_ts) AND id < snowflake_time_bound(to_ts);
+
+COMMENT ON FUNCTION snowflake_created_between(bigint, timestamptz, timestamptz) IS
+'whether the ID was created at or after from_ts and before to_ts, as two ID bounds: index range scans and partition pruning';
+
+-- the same names for the type: its own operators, which take any time
+CREATE FUNCTION snowflake_created_after(id snowflake, ts timestamptz) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN id >= ts;
+
+COMMENT ON FUNCTION snowflake_created_after(snowflake, timestamptz) IS
+'whether the ID was created at or after ts: "id >= ts"';
+
+CREATE FUNCTION snowflake_created_before(id snowflake, ts timestamptz) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN id < ts;
+
+COMMENT ON FUNCTION snowflake_created_before(snowflake, timestamptz) IS
+'whether the ID was created before ts: "id < ts"';
+
+CREATE FUNCTION snowflake_created_between(id snowflake, from_ts timestamptz, to_ts timestamptz) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN id >= from_ts AND id < to_ts;
+
+COMMENT ON FUNCTION snowflake_created_between(snowflake, timestamptz, timestamptz) IS
+'whether the ID was created at or after from_ts and before to_ts: "id >= from_ts AND id < to_ts"';
+
+-- snowflake_adopt_database() also reads columns of the type: it is C in 1.3
+-- (above), and src/sql/adopt.cpp takes the type's columns with bigint ones
+
+-- ===== end of the snowflake type =====

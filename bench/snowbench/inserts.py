@@ -2,8 +2,9 @@
 
 What it measures: single-row INSERT TPS (`pgbench -c 2 -j 2 -t T` of `INSERT
 INTO t (v) VALUES (0);`) into tables keyed by snowflake_nextval(), bigserial and
-gen_random_uuid(), prefilled, in turn by round, plus a paired run of one script
-inserting into all three (per-statement latencies, -r); the size of each
+gen_random_uuid(), and by snowflake_nextval() into a key of the snowflake type,
+prefilled, in turn by round, plus a paired run of one script inserting into
+all four (per-statement latencies, -r); the size of each
 primary-key index; and a bulk `INSERT ... SELECT` into fresh tables (checkpoint
 before each) for bigserial, snowflake_nextval(), snowflake_nextval_batch(n) and
 gen_random_uuid().  Sessions use synchronous_commit = off.  Medians over rounds.
@@ -20,6 +21,8 @@ from .servers import log, median, pgbench_tps, rotated
 
 TABLES = [  # (label, table, id column definition)
     ("snowflake_nextval()", "ins_snowflake", "id bigint PRIMARY KEY DEFAULT snowflake_nextval()"),
+    # the same generator into a key of the snowflake type (1.3): no dearer than bigint
+    ("snowflake type", "ins_sftype", "id snowflake PRIMARY KEY DEFAULT snowflake_nextval()"),
     ("bigserial", "ins_bigserial", "id bigserial PRIMARY KEY"),
     ("gen_random_uuid()", "ins_uuid", "id uuid PRIMARY KEY DEFAULT gen_random_uuid()"),
 ]
@@ -131,7 +134,18 @@ def targets(p):
              None if sf[2] is None else sf[2] >= 0.95),
             ("primary-key index the size of bigserial's and far below (at most 2/3 of) UUID's",
              f"{sf[4]:,} pages vs bigserial {bs[4]:,} and UUID {uu[4]:,} ({sf[4] / uu[4]:.0%} of UUID's)",
-             sf[4] == bs[4] and sf[4] <= uu[4] * 2 / 3)]
+             sf[4] == bs[4] and sf[4] <= uu[4] * 2 / 3)] + type_targets(r)
+
+
+def type_targets(r):
+    """The snowflake type's key against a bigint key fed by the same generator (paired rounds)."""
+    if "snowflake type" not in r:
+        return []
+    ty, sf = r["snowflake type"], r["snowflake_nextval()"]
+    ratio = ty[3] / sf[3] if ty[3] and sf[3] else None
+    return [("single-row INSERT into a snowflake-typed key within 5% of a bigint key's (paired)",
+             f"{fmt(ratio, '.1%')} of it; index {ty[4]:,} pages vs {sf[4]:,}",
+             None if ratio is None else ratio >= 0.95)]
 
 
 def notes(p):

@@ -218,6 +218,49 @@ decode(const Layout &l, int64_t id) noexcept
 		id & l.max_sequence()};
 }
 
+/*
+ * Where a time falls among the IDs, for "created at or after / before t"
+ * (the snowflake type's time comparisons): an ID was created at or after t
+ * when its unit starts at or after t (what decode() gives), so the IDs at or
+ * after t are those from the first ID of the first unit that starts at or
+ * after t; every smaller ID was created before t.  A time is never equal to
+ * an ID: it sits between the last ID of the unit before that one and the
+ * first ID of that unit.
+ */
+struct TimeBound
+{
+	int64_t		first_id;		/* the first ID at or after the time ... */
+	bool		past_end;		/* ... unless no unit of the layout starts at or after it */
+};
+
+/*
+ * The bound of a time given as the first whole Unix millisecond at or after it
+ * (unit starts are whole milliseconds, so that is all it takes).  Times at or
+ * before the epoch give ID 0 (every ID is at or after them); times after the
+ * start of the last unit give past_end (every ID of the layout is before them).
+ */
+constexpr TimeBound
+time_bound(const Layout &l, int64_t ceil_unix_ms) noexcept
+{
+	/* the first unit starting at or after ceil_unix_ms: ceiling division */
+	int64_t		u = l.offset_of(ceil_unix_ms - 1) + 1;
+
+	return u <= 0 ? TimeBound{0, false} :
+		u > l.max_offset() ? TimeBound{0, true} :
+		TimeBound{encode(l, u, 0, 0), false};
+}
+
+/*
+ * An ID (or any bigint) against a time's bound: -1 when it was created before
+ * the time, 1 when at or after it; never 0.  Values wider than the layout come
+ * after every time within it, as they do numerically.
+ */
+constexpr int
+compare_with_bound(const Layout &l, int64_t id, TimeBound b) noexcept
+{
+	return b.past_end ? (id <= l.max_id() ? -1 : 1) : (id < b.first_id ? -1 : 1);
+}
+
 /* Unix milliseconds -> microseconds since 2000-01-01 (PostgreSQL TimestampTz). */
 constexpr int64_t
 unix_ms_to_pg_us(int64_t unix_ms) noexcept

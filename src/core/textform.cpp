@@ -65,4 +65,36 @@ from_text(const char *text, size_t len, int64_t *id, size_t *bad_pos) noexcept
 	return TextProblem::None;
 }
 
+DecimalProblem
+parse_decimal(const char *text, size_t len, int64_t *id, size_t *bad_pos) noexcept
+{
+	uint64_t	v = 0;
+
+	if (len == 0)
+		return DecimalProblem::Empty;
+	if (text[0] == '-' && len > 1)
+	{
+		bool		digits = true;
+
+		for (size_t i = 1; i < len; i++)
+			digits = digits && text[i] >= '0' && text[i] <= '9';
+		if (digits)
+			return DecimalProblem::Negative;
+	}
+	for (size_t i = 0; i < len; i++)
+	{
+		if (text[i] < '0' || text[i] > '9')
+		{
+			*bad_pos = i;
+			return DecimalProblem::BadCharacter;
+		}
+		/* v * 10 + d must stay at or below INT64_MAX */
+		if (v > (uint64_t) (INT64_MAX - (text[i] - '0')) / 10)
+			return DecimalProblem::OutOfRange;
+		v = v * 10 + (uint64_t) (text[i] - '0');
+	}
+	*id = (int64_t) v;
+	return DecimalProblem::None;
+}
+
 }								/* namespace snowflake */

@@ -41,6 +41,22 @@ enum class TextProblem
 /* Parses a text form (either case); strict about everything else. */
 TextProblem from_text(const char *text, size_t len, int64_t *id, size_t *bad_pos) noexcept;
 
+/* What is wrong with the decimal form of an ID, if anything. */
+enum class DecimalProblem
+{
+	None,
+	Empty,
+	BadCharacter,				/* *bad_pos is its index */
+	Negative,					/* a minus sign before digits */
+	OutOfRange					/* above the largest bigint */
+};
+
+/*
+ * Parses the decimal form of an ID (the snowflake type's input): ASCII digits
+ * only, no sign, no spaces, at most 9223372036854775807.
+ */
+DecimalProblem parse_decimal(const char *text, size_t len, int64_t *id, size_t *bad_pos) noexcept;
+
 }								/* namespace snowflake */
 
 #endif							/* SNOWFLAKE_TEXTFORM_HPP */

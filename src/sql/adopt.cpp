@@ -57,41 +57,14 @@ struct SfAdoptColumn
 	AttrNumber	attnum;
 };
 
-/* The objects of class "classid" that depend on (refclassid, refobjid). */
-static List *
-sf_dependents(Oid refclassid, Oid refobjid, Oid classid, char deptype)
-{
-	Relation	depend = table_open(DependRelationId, AccessShareLock);
-	ScanKeyData key[2];
-	SysScanDesc scan;
-	HeapTuple	tup;
-	List	   *result = NIL;
-
-	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(refclassid));
-	ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(refobjid));
-	scan = systable_beginscan(depend, DependReferenceIndexId, true, NULL, 2, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
-	{
-		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tup);
-
-		if (dep->classid == classid && (deptype == 0 || dep->deptype == deptype))
-			result = lappend_oid(result, dep->objid);
-	}
-	systable_endscan(scan);
-	table_close(depend, AccessShareLock);
-	return result;
-}
-
 /*
- * Every bigint column of a table (or partitioned or foreign table) whose
+ * Every bigint or snowflake (1.3) column of a table (or partitioned or foreign table) whose
  * default calls a function of extension "ext", by the default's
  * dependencies, never by its text; in OID order, each once.  *count gets
  * their number.
  */
 static SfAdoptColumn *
-sf_adopt_columns(Oid ext, int *count)
+sf_adopt_columns(Oid ext, Oid idtype, int *count)
 {
 	List	   *functions = sf_dependents(ExtensionRelationId, ext, ProcedureRelationId,
 										  DEPENDENCY_EXTENSION);
@@ -123,7 +96,7 @@ sf_adopt_columns(Oid ext, int *count)
 								  Int16GetDatum((int16) col.objectSubId));
 			if (!HeapTupleIsValid(att))
 				continue;
-			wanted = ((Form_pg_attribute) GETSTRUCT(att))->atttypid == INT8OID &&
+			wanted = sf_id_type(((Form_pg_attribute) GETSTRUCT(att))->atttypid, idtype) &&
 				!((Form_pg_attribute) GETSTRUCT(att))->attisdropped;
 			ReleaseSysCache(att);
 			if (!wanted)
@@ -211,6 +184,7 @@ snowflake_adopt_database(PG_FUNCTION_ARGS)
 	TimestampTz at_least = has_at_least ? PG_GETARG_TIMESTAMPTZ(0) : 0;
 	bool		allow_future;
 	Oid			ext;
+	Oid			idtype;
 	int64		bound_ms = sf_floor_bound_ms();
 	TimestampTz limit_ts;
 	SfAdoptColumn *cols;
@@ -239,7 +213,8 @@ snowflake_adopt_database(PG_FUNCTION_ARGS)
 	 */
 	limit_ts = GetCurrentTimestamp() + bound_ms * 1000;
 
-	cols = sf_adopt_columns(ext, &ncols);
+	idtype = sf_extension_type(ext);
+	cols = sf_adopt_columns(ext, idtype, &ncols);
 	for (int i = 0; i < ncols; i++)
 	{
 		char	   *attname = get_attname(cols[i].relid, cols[i].attnum, true);
@@ -248,7 +223,7 @@ snowflake_adopt_database(PG_FUNCTION_ARGS)
 
 		if (attname == NULL)
 			continue;
-		switch (sf_column_max(cols[i].relid, attname, true, &seen, &m))
+		switch (sf_column_max(cols[i].relid, attname, idtype, true, &seen, &m))
 		{
 			case SF_MAX_SKIPPED:
 				continue;

@@ -40,18 +40,25 @@
 extern "C"
 {
 #include "access/genam.h"
+#include "access/nbtree.h"
 #include "access/relation.h"
 #include "access/skey.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_proc.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_opfamily_d.h"
 #include "catalog/pg_type.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -89,21 +96,79 @@ sf_other_sessions_temp(Oid relid)
 		!isTempOrTempToastNamespace(get_rel_namespace(relid));
 }
 
+/* The objects of class "classid" that depend on (refclassid, refobjid). */
+List *
+sf_dependents(Oid refclassid, Oid refobjid, Oid classid, char deptype)
+{
+	Relation	depend = table_open(DependRelationId, AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *result = NIL;
+
+	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(refclassid));
+	ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(refobjid));
+	scan = systable_beginscan(depend, DependReferenceIndexId, true, NULL, 2, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tup);
+
+		if (dep->classid == classid && (deptype == 0 || dep->deptype == deptype))
+			result = lappend_oid(result, dep->objid);
+	}
+	systable_endscan(scan);
+	table_close(depend, AccessShareLock);
+	return result;
+}
+
+/*
+ * The extension's own type snowflake (1.3): its one base type member, found
+ * by membership (pg_depend), never by name; InvalidOid before 1.3.
+ */
+Oid
+sf_extension_type(Oid ext)
+{
+	List	   *types = OidIsValid(ext) ?
+		sf_dependents(ExtensionRelationId, ext, TypeRelationId, DEPENDENCY_EXTENSION) : NIL;
+	ListCell   *lc;
+	Oid			result = InvalidOid;
+
+	foreach(lc, types)
+		if (get_typtype(lfirst_oid(lc)) == TYPTYPE_BASE && get_typlen(lfirst_oid(lc)) == 8)
+			result = lfirst_oid(lc);
+	list_free(types);
+	return result;
+}
+
+/* Whether a column of type typid holds IDs: bigint, or the snowflake type. */
+bool
+sf_id_type(Oid typid, Oid idtype)
+{
+	return typid == INT8OID || (OidIsValid(idtype) && typid == idtype);
+}
+
 /*
  * Whether "index" orders exactly column attnum of bigints with PostgreSQL's
  * own comparison, and in which direction its largest values come first.
  */
 static bool
-sf_plain_int8_btree(Relation index, AttrNumber attnum, ScanDirection *dir)
+sf_plain_int8_btree(Relation index, AttrNumber attnum, Oid idtype, ScanDirection *dir)
 {
 	Form_pg_index ix = index->rd_index;
+	/* int8's own order, or the snowflake type's, whose order is btint8cmp */
+	bool		int8_order = index->rd_rel->relam == BTREE_AM_OID &&
+		((index->rd_opfamily[0] == INTEGER_BTREE_FAM_OID && index->rd_opcintype[0] == INT8OID) ||
+		 (OidIsValid(idtype) && index->rd_opcintype[0] == idtype &&
+		  get_opfamily_proc(index->rd_opfamily[0], idtype, idtype, BTORDER_PROC) == F_BTINT8CMP));
 
 	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_rel->relam != BTREE_AM_OID ||
 		!ix->indisvalid || ix->indcheckxmin || ix->indnkeyatts < 1 ||
 		ix->indkey.values[0] != attnum ||
 		!heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) ||
 		!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL) ||
-		index->rd_opfamily[0] != INTEGER_BTREE_FAM_OID || index->rd_opcintype[0] != INT8OID)
+		!int8_order)
 		return false;
 	*dir = (index->rd_indoption[0] & INDOPTION_DESC) ? ForwardScanDirection
 		: BackwardScanDirection;
@@ -115,8 +180,8 @@ sf_plain_int8_btree(Relation index, AttrNumber attnum, ScanDirection *dir)
  * false when the table has none (nothing was read).
  */
 static bool
-sf_max_by_btree(Relation rel, AttrNumber attnum, Snapshot snapshot, SfColumnMax *result,
-				int64 *max)
+sf_max_by_btree(Relation rel, AttrNumber attnum, Oid idtype, Snapshot snapshot,
+				SfColumnMax *result, int64 *max)
 {
 	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
@@ -127,7 +192,7 @@ sf_max_by_btree(Relation rel, AttrNumber attnum, Snapshot snapshot, SfColumnMax 
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 		ScanDirection dir;
 
-		if (sf_plain_int8_btree(index, attnum, &dir))
+		if (sf_plain_int8_btree(index, attnum, idtype, &dir))
 		{
 			ScanKeyData key;
 			SysScanDesc scan;
@@ -221,7 +286,7 @@ sf_unreadable(Oid relid, bool adopting, bool foreign)
  * adopting and it cannot be read, or it was dropped meanwhile.
  */
 static SfColumnMax
-sf_leaf_max(Oid relid, const char *attname, bool adopting, int64 *max)
+sf_leaf_max(Oid relid, const char *attname, Oid idtype, bool adopting, int64 *max)
 {
 	char		relkind;
 	AttrNumber	attnum;
@@ -252,12 +317,12 @@ sf_leaf_max(Oid relid, const char *attname, bool adopting, int64 *max)
 	attnum = get_attnum(relid, attname);
 	if (attnum == InvalidAttrNumber)
 		return SF_MAX_NONE;
-	if (get_atttype(relid, attnum) != INT8OID)
+	if (!sf_id_type(get_atttype(relid, attnum), idtype))
 		elog(ERROR, "column \"%s\" of %s is not a bigint", attname, sf_relation_name(relid));
 
 	rel = table_open(relid, NoLock);
 	snapshot = ActiveSnapshotSet() ? GetActiveSnapshot() : GetTransactionSnapshot();
-	if (!sf_max_by_btree(rel, attnum, snapshot, &result, max))
+	if (!sf_max_by_btree(rel, attnum, idtype, snapshot, &result, max))
 		result = sf_max_by_heap(rel, attnum, snapshot, max);
 	table_close(rel, NoLock);
 	return result;
@@ -271,7 +336,7 @@ sf_leaf_max(Oid relid, const char *attname, bool adopting, int64 *max)
  * also matched is read and reported once.
  */
 SfColumnMax
-sf_column_max(Oid relid, const char *attname, bool adopting, List **seen, int64 *max)
+sf_column_max(Oid relid, const char *attname, Oid idtype, bool adopting, List **seen, int64 *max)
 {
 	List	   *rels;
 	ListCell   *lc;
@@ -313,7 +378,7 @@ sf_column_max(Oid relid, const char *attname, bool adopting, List **seen, int64 
 		}
 		else
 		{
-			leaf_result = sf_leaf_max(leaf, attname, adopting, &leaf_max);
+			leaf_result = sf_leaf_max(leaf, attname, idtype, adopting, &leaf_max);
 			if (seen != NULL)
 			{
 				entry = (SfLeafSeen *) palloc(sizeof(SfLeafSeen));
@@ -353,6 +418,7 @@ snowflake_column_max(PG_FUNCTION_ARGS)
 	Oid			owner;
 	char		relkind;
 	AttrNumber	attnum;
+	Oid			idtype;
 	int64		max = 0;
 
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
@@ -378,12 +444,13 @@ snowflake_column_max(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("column \"%s\" of relation %s does not exist", NameStr(*col),
 						sf_relation_name(relid))));
-	if (get_atttype(relid, attnum) != INT8OID)
+	idtype = sf_extension_type(getExtensionOfObject(ProcedureRelationId, fcinfo->flinfo->fn_oid));
+	if (!sf_id_type(get_atttype(relid, attnum), idtype))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("column \"%s\" of %s is not bigint", NameStr(*col),
+				 errmsg("column \"%s\" of %s is not bigint or snowflake", NameStr(*col),
 						sf_relation_name(relid))));
-	if (sf_column_max(relid, NameStr(*col), false, NULL, &max) != SF_MAX_FOUND)
+	if (sf_column_max(relid, NameStr(*col), idtype, false, NULL, &max) != SF_MAX_FOUND)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(max);
 }

@@ -26,8 +26,11 @@ enum SfColumnMax
 	SF_MAX_SKIPPED				/* nothing could be read (adopting only) */
 };
 
-SfColumnMax sf_column_max(Oid relid, const char *attname, bool adopting, List **seen,
-						  int64 *max);
+SfColumnMax sf_column_max(Oid relid, const char *attname, Oid idtype, bool adopting,
+						  List **seen, int64 *max);
+List	   *sf_dependents(Oid refclassid, Oid refobjid, Oid classid, char deptype);
+Oid			sf_extension_type(Oid ext);
+bool		sf_id_type(Oid typid, Oid idtype);
 char	   *sf_relation_name(Oid relid);
 
 #endif							/* SNOWFLAKE_COLMAX_HPP */

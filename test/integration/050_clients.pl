@@ -18,6 +18,11 @@
 # - node-postgres: bigint as strings; JSON built on the server rounded by
 #   JSON.parse, a rounded ID that finds another row; the text forms.
 # - pgjdbc: getGeneratedKeys() of a batch; the column's metadata.
+# - the snowflake type (1.3): node-postgres gets strings from the column and
+#   from JSON built on the server, none rounded; psycopg 3 and psycopg2 get
+#   str, and int once the type is registered; pgjdbc reads it with getLong()
+#   and binds it with setLong(); SQLAlchemy reads it as int through a
+#   UserDefinedType.
 #
 # Every ID a client got back is checked: positive, distinct, increasing in
 # the order received, decoding to the server's shard and to a time near now,
@@ -458,6 +463,88 @@ SKIP:
 	check_ids($node, 'app', 'pgjdbc RETURN_GENERATED_KEYS', [ $key // () ],
 		table => 'orders', shard => $shard, count => 1);
 }
+
+# ---- the snowflake type
+$res = $node->psql('app', $docs->example('type-schema'),
+	extra_params => [ '-U', 'app', '-v', 'ON_ERROR_STOP=1' ]);
+is($res, 0, 'type-schema: the table keyed by the snowflake type is created');
+
+SKIP:
+{
+	unless (have('node', '-e', 'require("pg")'))
+	{
+		$docs->skip_examples('type-node');
+		skip 'nodejs or node-pg is not installed', 1;
+	}
+	write_file("$tmp/example_type_node.js", $docs->example('type-node'));
+	my ($ok, $out, $err) = run_client([ 'node', "$tmp/example_type_node.js" ]);
+	ok($ok && $err eq '', 'type-node: the example runs') or diag("$out\n$err");
+	like($out, qr/^column: string, JSON: string, exact: 256 of 256$/m,
+		'type-node: the column and server-built JSON give the same string, never rounded');
+	like($out, qr/^found: true$/m, 'type-node: the ID from JSON finds its row');
+}
+
+SKIP:
+{
+	unless (have('python3', '-c', 'import psycopg'))
+	{
+		$docs->skip_examples('type-psycopg');
+		skip 'python3-psycopg is not installed', 1;
+	}
+	my ($ok, $out) = run_python('type-psycopg', $docs->example('type-psycopg'));
+	like($out, qr/^default: str json: str True$/m, 'type-psycopg: a str, the same in JSON');
+	like($out, qr/^registered: int True$/m, 'type-psycopg: an int once IntLoader is registered');
+}
+
+SKIP:
+{
+	unless (have('python3', '-c', 'import psycopg2'))
+	{
+		$docs->skip_examples('type-psycopg2');
+		skip 'python3-psycopg2 is not installed', 1;
+	}
+	my ($ok, $out) = run_python('type-psycopg2', $docs->example('type-psycopg2'));
+	like($out, qr/^default: str$/m, 'type-psycopg2: a str');
+	like($out, qr/^registered: int True$/m, 'type-psycopg2: an int once a typecaster is registered');
+}
+
+SKIP:
+{
+	unless (have('python3', '-c', 'import sqlalchemy, psycopg'))
+	{
+		$docs->skip_examples('type-sqlalchemy');
+		skip 'python3-sqlalchemy or python3-psycopg is not installed', 1;
+	}
+	my ($ok, $out) = run_python('type-sqlalchemy', $docs->example('type-sqlalchemy'));
+	like($out, qr/^sqlalchemy: int typed$/m, 'type-sqlalchemy: the key reads back as an int');
+	is($node->safe_psql('app', q{
+			SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+			WHERE attrelid = 'notes'::regclass AND attname = 'id'}),
+		'snowflake', 'type-sqlalchemy: create_all() made the column of type snowflake');
+}
+
+SKIP:
+{
+	my $jar = '/usr/share/java/postgresql.jar';
+	unless (-f $jar && have('java', '-version'))
+	{
+		$docs->skip_examples('type-pgjdbc');
+		skip 'libpostgresql-jdbc-java or a JDK is not installed', 1;
+	}
+	my $code = $docs->example('type-pgjdbc');
+	my ($class) = $code =~ /^public class (\w+)/m;
+	write_file("$tmp/$class.java", $code);
+	my $url = 'jdbc:postgresql://127.0.0.1:' . $node->port . '/app?user=app';
+	my ($ok, $out, $err) = run_client([ 'java', '-cp', $jar, "$tmp/$class.java" ],
+		env => { JDBC_DATABASE_URL => $url });
+	ok($ok, 'type-pgjdbc: the example compiles and runs') or diag("$out\n$err");
+	my ($key) = $out =~ /^getLong ([0-9]+), getString equal true, getObject org\.postgresql\.util\.PGobject$/m;
+	check_ids($node, 'app', 'type-pgjdbc getLong()', [ $key // () ],
+		table => 'posts', shard => $shard, count => 1);
+	like($out, qr/^found jdbc$/m, 'type-pgjdbc: setLong() finds the row');
+}
+is($node->safe_psql('app', q{SELECT count(*) - count(DISTINCT id) FROM posts}), '0',
+	'the snowflake type: no ID twice in posts');
 
 $docs->done_examples;
 $node->stop;

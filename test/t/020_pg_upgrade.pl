@@ -9,7 +9,10 @@
 #      from the old data directory, it generates strictly above every old ID;
 #  (b) link mode, with the old state treated as lost: the refusal again, then
 #      snowflake_adopt_database() resumes above the database's largest ID;
-#  (c) a database created on the new cluster itself is never refused.
+#  (c) a database created on the new cluster itself is never refused;
+#  (d) a table keyed by the snowflake type (issue 28) comes through both modes
+#      intact: the same rows, a consistent index, its time comparisons, and
+#      new IDs above its old ones.
 # Without the guard, the new cluster's first IDs are below the old maximum.
 
 use strict;
@@ -38,8 +41,14 @@ start_faked($old);
 $old->safe_psql('postgres', q{
 	CREATE EXTENSION snowflake;
 	CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int);
-	INSERT INTO t (n) SELECT g FROM generate_series(1, 20000) g;});
+	INSERT INTO t (n) SELECT g FROM generate_series(1, 20000) g;
+	CREATE TABLE s (id snowflake PRIMARY KEY DEFAULT snowflake_nextval(), n int);
+	CREATE INDEX s_brin ON s USING brin (id);
+	INSERT INTO s (n) SELECT g FROM generate_series(1, 5000) g;});
 my $old_max = $old->safe_psql('postgres', 'SELECT max(id) FROM t');
+my $s_sql = q{SELECT count(*) || ' rows, ' || md5(string_agg(id || ':' || n, ',' ORDER BY id)) FROM s};
+my $s_rows = $old->safe_psql('postgres', $s_sql);
+my $s_max = $old->safe_psql('postgres', 'SELECT max(id) FROM s');
 # the test's own clock is the real one (the old server's backends are faked)
 cmp_ok(
 	$old->safe_psql('postgres',
@@ -106,6 +115,29 @@ sub check_above
 		"$what: every new ID is above every old one");
 	is($new->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT id) FROM t'),
 		'0', "$what: no duplicate");
+	$new->safe_psql('postgres', 'INSERT INTO s (n) SELECT 100000 + g FROM generate_series(1, 1000) g');
+	is($new->safe_psql('postgres',
+			"SELECT count(*) FILTER (WHERE id <= $s_max), count(*) FROM s WHERE n > 100000"),
+		'0|1000', "$what: every new ID of the snowflake-typed key is above every old one");
+	return;
+}
+
+# The table keyed by the snowflake type: the same rows, a consistent index
+# (amcheck), the time comparisons and JSON strings.
+sub check_typed
+{
+	my ($new, $what) = @_;
+	is($new->safe_psql('postgres', $s_sql), $s_rows, "$what: the snowflake-typed table has the same rows");
+	$new->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS amcheck');
+	my ($rc, $out, $err) = $new->psql('postgres', q{SELECT bt_index_check('s_pkey', true)});
+	is($rc, 0, "$what: its primary key is consistent with the table (amcheck)") or diag($err);
+	is($new->safe_psql('postgres', q{
+		SET enable_seqscan = off;
+		SELECT (SELECT count(*) FROM s WHERE id >= timestamptz '2024-01-01')
+		     = (SELECT count(*) FROM s WHERE snowflake_timestamp(id) >= '2024-01-01')
+		   AND (SELECT count(*) FROM s WHERE id < now() - interval '1 hour') = 0
+		   AND (SELECT json_typeof(to_json(max(id))) FROM s) = 'string'}),
+		't', "$what: its time comparisons (through the index) and JSON strings work");
 	return;
 }
 
@@ -113,6 +145,7 @@ sub check_above
 my $copied = upgrade('copied', 'copy');
 $copied->start;
 check_refusal($copied, 'copy mode');
+check_typed($copied, 'copy mode');
 
 # (c) a database made on the new cluster itself generates at once
 $copied->safe_psql('postgres', 'CREATE DATABASE fresh');
@@ -135,9 +168,10 @@ $copied->stop;
 my $linked = upgrade('linked', 'link');
 $linked->start;
 check_refusal($linked, 'link mode');
+check_typed($linked, 'link mode');
 my ($rc, $out, $err) = $linked->psql('postgres', 'SELECT snowflake_adopt_database() IS NOT NULL');
 is($out, 't', 'adopt: snowflake_adopt_database() finds a floor');
-like($err, qr/NOTICE:  snowflake: checked 1 column\(s\); this server now generates above /,
+like($err, qr/NOTICE:  snowflake: checked 2 column\(s\); this server now generates above /,
 	'adopt: it reports what it checked');
 check_above($linked, 'adopted');
 

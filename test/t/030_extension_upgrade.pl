@@ -87,6 +87,38 @@ lines AS (
 	              regexp_replace(pg_get_indexdef(i.indexrelid), '^CREATE (UNIQUE )?INDEX \S+', ''))
 	FROM members m JOIN pg_index i ON m.classid = 'pg_class'::regclass AND i.indrelid = m.objid
 	UNION ALL
+	-- types (1.3: the snowflake type): how they are stored, read and written
+	SELECT format('type %s: length %s, by value %s, align %s, storage %s, category %s, '
+	              'preferred %s, input %s, output %s, receive %s, send %s',
+	              t.oid::regtype, t.typlen, t.typbyval, t.typalign, t.typstorage, t.typcategory,
+	              t.typispreferred, t.typinput, t.typoutput, t.typreceive, t.typsend)
+	FROM members m JOIN pg_type t ON m.classid = 'pg_type'::regclass AND t.oid = m.objid
+	UNION ALL
+	-- operators: everything the planner reads
+	SELECT format('operator %s: function %s, commutator %s, negator %s, restrict %s, join %s, '
+	              'merges %s, hashes %s',
+	              o.oid::regoperator, o.oprcode, o.oprcom::regoperator, o.oprnegate::regoperator,
+	              o.oprrest, o.oprjoin, o.oprcanmerge, o.oprcanhash)
+	FROM members m JOIN pg_operator o ON m.classid = 'pg_operator'::regclass AND o.oid = m.objid
+	UNION ALL
+	-- operator families: their operators and support functions, by strategy
+	SELECT format('family %s: operator %s (%s, %s) %s, purpose %s',
+	              pg_describe_object(m.classid, m.objid, 0), a.amopstrategy,
+	              a.amoplefttype::regtype, a.amoprighttype::regtype, a.amopopr::regoperator,
+	              a.amoppurpose)
+	FROM members m JOIN pg_amop a ON m.classid = 'pg_opfamily'::regclass AND a.amopfamily = m.objid
+	UNION ALL
+	SELECT format('family %s: function %s (%s, %s) %s',
+	              pg_describe_object(m.classid, m.objid, 0), p.amprocnum,
+	              p.amproclefttype::regtype, p.amprocrighttype::regtype, p.amproc::regprocedure)
+	FROM members m JOIN pg_amproc p ON m.classid = 'pg_opfamily'::regclass AND p.amprocfamily = m.objid
+	UNION ALL
+	-- casts: when they apply and how
+	SELECT format('cast %s -> %s: context %s, method %s, function %s',
+	              c.castsource::regtype, c.casttarget::regtype, c.castcontext, c.castmethod,
+	              c.castfunc::regprocedure)
+	FROM members m JOIN pg_cast c ON m.classid = 'pg_cast'::regclass AND c.oid = m.objid
+	UNION ALL
 	-- types, operators and anything else: its comment
 	SELECT format('comment on %s: %s', pg_describe_object(classid, objid, objsubid),
 	              obj_description(objid, cl.relname::name))
@@ -175,6 +207,12 @@ foreach my $old (@older)
 	is_deeply(table_rows($db), table_rows('fresh'), "$db: the extension's tables have the same number of rows");
 	is($node->safe_psql($db, 'SELECT snowflake_shard_id(snowflake_nextval())'),
 		7, "$db: the upgraded extension generates");
+	is($node->safe_psql($db, q{
+		CREATE TABLE typed (id snowflake PRIMARY KEY DEFAULT snowflake_nextval());
+		INSERT INTO typed DEFAULT VALUES;
+		SELECT json_typeof(to_json(id)) || ' ' || (id >= now() - interval '1 hour') FROM typed;
+		DROP TABLE typed;}),
+		'string true', "$db: the upgraded extension has the snowflake type (JSON string, time comparison)");
 	if ($keeps_views)
 	{
 		is($node->safe_psql($db, q{
@@ -200,6 +238,8 @@ my %changes = (
 	'a changed grant' => 'GRANT EXECUTE ON FUNCTION snowflake_stats_reset() TO PUBLIC',
 	'a changed view' => q{CREATE OR REPLACE VIEW snowflake_stats AS SELECT *, 1 AS extra FROM snowflake_stats()},
 	'a dropped member' => 'ALTER EXTENSION snowflake DROP VIEW snowflake_stats',
+	'a changed operator' => 'ALTER OPERATOR = (snowflake, bigint) SET (RESTRICT = neqsel)',
+	'an operator family member less' => 'ALTER OPERATOR FAMILY snowflake_ops USING hash DROP OPERATOR 1 (integer, integer)',
 );
 foreach my $what (sort keys %changes)
 {
