@@ -6,7 +6,7 @@ MODULE_big = snowflake
 OBJS       = src/layout.o src/generator.o src/atomicgen.o src/textform.o src/shardlist.o \
              src/records.o src/statefile.o \
              src/settings.o src/seqstart.o \
-             src/recorded.o src/fastpath.o src/shmem.o src/wal.o src/mark.o \
+             src/recorded.o src/fastpath.o src/shmem.o src/wal.o src/mark.o src/history.o \
              src/etcd_json.o src/etcd.o src/backend_etcd.o src/backend_pg.o src/registry.o src/lease.o \
              src/generate.o src/backfill.o src/decode.o src/partitions.o src/layouts.o src/stats.o src/metrics.o src/origin.o \
              src/snowflake.o

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "fastpath.hpp"
+#include "history.hpp"
 #include "mark.hpp"
 #include "recorded.hpp"
 #include "registry.hpp"
@@ -820,7 +821,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 			!sf_shared->started_from_backup;
 		int64		floor_ms = own ? w->remembered_floor_ms : fresh_ms;
 		int64		fresh_offset = floor_ms >= 0 ? sf_layout.offset_of(floor_ms) : -1;
-		ShardSlot  *slot = sf_slot_for_shard(shard, false);
+		ShardSlot  *slot = sf_live_slot(shard, false, false);
 
 		w->floor_ms = floor_ms;
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);

@@ -151,6 +151,9 @@ typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
 	LWLock	   *lock;
 	int32		shard_id;
 	bool		import_slot;	/* made for imports (backfill.cpp): never live */
+	/* an import slot's shard generated live IDs from..to (layout offsets; -1: never) */
+	int64		live_from;
+	int64		live_to;
 
 	/* under lock */
 	snowflake::GeneratorState gen;
@@ -238,9 +241,9 @@ void		sf_shmem_init(void);
 void		sf_require_ready(void);
 void		sf_require_generation_ready(void);
 ShardSlot  *sf_slot(int i);
-ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
+ShardSlot  *sf_slot_for_shard(int64 shard, bool logical, int64 start_above);
 ShardSlot  *sf_slot_if_any(int64 shard);
-ShardSlot  *sf_slot_for_import(int64 shard, int64 reserved_offset);
+ShardSlot  *sf_slot_for_import(int64 shard, int64 reserved_offset, int64 live_from);
 bool		sf_slot_available(int64 shard);
 
 /*
