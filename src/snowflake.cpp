@@ -10,7 +10,8 @@
  *	settings	settings, seqstart: the GUCs
  *	state		recorded (pg_snowflake/ at start), fastpath (a slot's lock-free
  *				words), shmem (shared memory and slots), wal (WAL records and
- *				redo), mark (the durable mark and its worker)
+ *				redo), mark (the durable mark and its worker), history (a
+ *				shard's imports and live IDs across runs)
  *	registry	registry (settings, fencing, the published mark), lease (the
  *				worker: lease, claim, freshness, release), backend_etcd over
  *				etcd and etcd_json (the etcd protocol)
