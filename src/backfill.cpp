@@ -14,7 +14,9 @@
  * Durability.  An import shard reserves time ahead in whole UTC days: before
  * its first ID of a day it records "up to the end of that day" in
  * pg_snowflake/imports (fsynced) and in WAL, and its slot's cap keeps every
- * ID within what is recorded.  After a restart, a crash or a promotion the
+ * ID within what is recorded; a day not yet ended only up to
+ * SF_RESERVE_AHEAD_MS beyond the clock + lead, since a live slot of the
+ * shard in a later run starts above the reservation (history.cpp).  After a restart, a crash or a promotion the
  * shard resumes above its recorded reservation, so an interrupted import goes
  * on with the rows of later days (or on another import shard); one write per
  * imported day, not per row.  The server's mark (for live shards) is not
@@ -23,7 +25,8 @@
  * snowflake_adopt_database() (a database whose pg_snowflake/ was lost, as
  * after pg_upgrade) is recorded in pg_snowflake/imports too, and every import
  * shard resumes above it.  created_at may not lie beyond the clock +
- * snowflake.max_clock_lead, as live IDs.
+ * snowflake.max_clock_lead, as live IDs.  A shard that generated live IDs in
+ * an earlier run refuses times within that live history (history.cpp).
  *
  * The SQL layer: it may call the state layer (shmem, fastpath, mark), origin
  * and decode.
