@@ -3,7 +3,9 @@
  * recorded.hpp
  *		The records this data directory keeps in pg_snowflake/, read at server
  *		start: the layout, the durable mark and the lineage; the refusals
- *		they can cause; writing the mark file; reporting file errors.
+ *		they can cause; writing the mark file; reporting file errors; and the
+ *		per-shard records read when a shard is first used in a run: import
+ *		reservations and live shards.
  *
  * The bottom of the state layer: it may call the core (records.hpp,
  * statefile.hpp), the settings and the fields of state.hpp, nothing else.

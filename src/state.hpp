@@ -32,8 +32,9 @@
  *	  durable_mark_ms; sf_move_mark raises reserved_offset under it (and the
  *	  slot lock).  While it is held only plain POSIX I/O runs
  *	  (statefile.cpp: the mark, the layout, the import reservations in
- *	  pg_snowflake/imports), plus the WAL insertion of a new mark or
- *	  reservation, which must precede any ID under it; errors are reported
+ *	  pg_snowflake/imports, the live shards in pg_snowflake/live), plus the
+ *	  WAL insertion of a new mark, reservation or live shard, which must
+ *	  precede any ID under it; errors are reported
  *	  after release.  An import slot's reserved_offset and cap are its own
  *	  recorded reservation (backfill.cpp), raised under its slot lock.  Slot locks may
  *	  be taken briefly inside file_lock, never the other way round.
@@ -78,6 +79,8 @@
  *	- Counters: issued and sequence_exhausted are fetch_adds after the CAS,
  *	  exact once every call has returned; a snapshot may miss calls in flight.
  *	  A reset races with calls in flight the same way.
+ * A slot's shard_id, import_slot, live_from and live_to are written once,
+ * before the slot is published, and read without a lock.
  * The shard index entries, layout_recorded, registry_shard (written by the
  * registry worker, read by the mark worker for the shards record) and the
  * other atomic counters are read and written without a lock (a slot is published in the index
