@@ -477,7 +477,9 @@ static SfLiveRange sf_live_ranges[SF_LIVE_MAX_RANGES + 1];
 /*
  * Parses the live record: "format 1", then lines "shards LO-HI
  * live_from_unix_ms M", sorted by shard and disjoint, into sf_live_ranges;
- * false when the text is not such a record.
+ * false when the text is not such a record.  A time before the epoch is
+ * not damage (the epoch may have been moved on deliberately since); one
+ * past the layout's end is.
  */
 static bool
 sf_parse_live(const char *text, size_t len, int *count)
@@ -506,8 +508,9 @@ sf_parse_live(const char *text, size_t len, int *count)
 			have_format = true;
 		else if (sscanf(line, "shards %lld-%lld live_from_unix_ms %lld%c", &lo, &hi, &ms,
 						&tail) == 3 &&
-				 lo >= 0 && lo <= hi && hi <= sf_layout.max_shard_id() &&
-				 ms != -1 && sf_import_ms_valid(ms) && *count < SF_LIVE_MAX_RANGES &&
+				 lo >= 0 && lo <= hi && hi <= sf_layout.max_shard_id() && ms >= 0 &&
+				 ms <= sf_layout.unix_ms_end_of(sf_layout.max_offset()) &&
+				 *count < SF_LIVE_MAX_RANGES &&
 				 (*count == 0 || lo > sf_live_ranges[*count - 1].hi))
 			sf_live_ranges[(*count)++] = SfLiveRange{(int64) lo, (int64) hi, (int64) ms};
 		else
@@ -548,9 +551,10 @@ sf_read_live_from(int64 shard, int64 *from_ms, snowflake::FileError *error, bool
 	*from_ms = -1;
 	if (!sf_load_live(&count, error, damaged))
 		return false;
+	/* a time before the epoch (a layout changed since) is the epoch for this layout's IDs */
 	for (int i = 0; i < count; i++)
 		if (sf_live_ranges[i].lo <= shard && shard <= sf_live_ranges[i].hi)
-			*from_ms = sf_live_ranges[i].from_ms;
+			*from_ms = Max(sf_live_ranges[i].from_ms, sf_layout.epoch_ms);
 	return true;
 }
 

@@ -311,8 +311,7 @@ sf_redo_live(XLogReaderState *record)
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
 	if (sf_shared == NULL)
 		return;
-	if (rec.shard < 0 || rec.shard > sf_layout.max_shard_id() ||
-		rec.from_ms < sf_layout.epoch_ms ||
+	if (rec.shard < 0 || rec.shard > sf_layout.max_shard_id() || rec.from_ms < 0 ||
 		rec.from_ms > sf_layout.unix_ms_end_of(sf_layout.max_offset()))
 	{
 		ereport(WARNING,
