@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "state/fastpath.hpp"
+#include "state/history.hpp"
 #include "state/mark.hpp"
 #include "state/datadir.hpp"
 #include "registry/registry.hpp"
@@ -899,7 +900,7 @@ sf_claim(SfWorker *w, int64 now_ns)
 		 */
 		int64		floor_ms = own ? Max(w->remembered_floor_ms, w->epoch_floor_ms) : fresh_ms;
 		int64		fresh_offset = floor_ms >= 0 ? sf_layout.offset_of(floor_ms) : -1;
-		ShardSlot  *slot = sf_slot_for_shard(shard, false);
+		ShardSlot  *slot = sf_live_slot(shard, false, false);
 
 		w->floor_ms = floor_ms;
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);

@@ -14,7 +14,9 @@
  * Durability.  An import shard reserves time ahead in whole UTC days: before
  * its first ID of a day it records "up to the end of that day" in
  * pg_snowflake/imports (fsynced) and in WAL, and its slot's cap keeps every
- * ID within what is recorded.  After a restart, a crash or a promotion the
+ * ID within what is recorded; a day not yet ended only up to
+ * SF_RESERVE_AHEAD_MS beyond the clock + lead, since a live slot of the
+ * shard in a later run starts above the reservation (history.cpp).  After a restart, a crash or a promotion the
  * shard resumes above its recorded reservation, so an interrupted import goes
  * on with the rows of later days (or on another import shard); one write per
  * imported day, not per row.  The server's mark (for live shards) is not
@@ -23,7 +25,8 @@
  * snowflake_adopt_database() (a database whose pg_snowflake/ was lost, as
  * after pg_upgrade) is recorded in pg_snowflake/imports too, and every import
  * shard resumes above it.  created_at may not lie beyond the clock +
- * snowflake.max_clock_lead, as live IDs.
+ * snowflake.max_clock_lead, as live IDs.  A shard that generated live IDs in
+ * an earlier run refuses times within that live history (history.cpp).
  *
  * The SQL layer: it may call the state layer (shmem, fastpath, mark), origin
  * and decode.
@@ -34,6 +37,7 @@
 
 #include "sql/decode.hpp"
 #include "state/fastpath.hpp"
+#include "state/history.hpp"
 #include "sql/origin.hpp"
 #include "state/datadir.hpp"
 #include "state/wal.hpp"
@@ -108,14 +112,19 @@ sf_import_prepare(int64 shard)
 		}
 		/* above its own reservation, and above the floor adopt_database raised */
 		reserved_ms = Max(reserved_ms, floor_ms);
-		return sf_slot_for_import(shard, reserved_ms < 0 ? -1 : sf_layout.offset_of(reserved_ms));
+		/* clear of the live IDs it generated in an earlier run, if it did */
+		return sf_slot_for_import(shard, reserved_ms < 0 ? -1 : sf_layout.offset_of(reserved_ms),
+								  sf_live_from(shard));
 	}
 }
 
 /*
  * Makes the import shard's reservation cover the unit "at": records the end
  * of its UTC day (pg_snowflake/imports, fsynced, then WAL), then raises the
- * slot's cap.
+ * slot's cap.  A day that has not ended is reserved only SF_RESERVE_AHEAD_MS
+ * beyond the clock + max_clock_lead: should the shard later go live, its
+ * live IDs start above the reservation (history.cpp), which must then lie
+ * close to the clock.
  */
 static void
 sf_import_reserve(ShardSlot *slot, int64 at)
@@ -123,7 +132,10 @@ sf_import_reserve(ShardSlot *slot, int64 at)
 	int64		day_ms = INT64CONST(86400000);
 	int64		start_ms = sf_layout.unix_ms_of(at);
 	int64		end_ms = start_ms - start_ms % day_ms + day_ms - 1;
-	int64		end = Min(sf_layout.offset_of(end_ms), sf_layout.max_offset());
+	int64		ahead = sf_now_offset() + sf_lead_units() +
+		Max(sf_layout.units(SF_RESERVE_AHEAD_MS), (int64) 1);
+	int64		end = Min(Min(sf_layout.offset_of(end_ms), Max(at, ahead)),
+						  sf_layout.max_offset());
 	snowflake::FileError error = {"", "", 0};
 	bool		damaged = false;
 	bool		ok;
@@ -183,11 +195,39 @@ sf_import_offset(TimestampTz ts)
 	return sf_layout.offset_of(unix_ms);
 }
 
+/*
+ * Refuses a time within the live history of the shard (an earlier run
+ * generated live IDs on it, from slot->live_from up to the mark found at
+ * start): an imported ID with that time could equal a live one.
+ */
+static void
+sf_check_live_history(ShardSlot *slot, TimestampTz ts, int64 at)
+{
+	char		from[40], to[40];
+
+	if (slot->live_from < 0 || at < slot->live_from || at > slot->live_to)
+		return;
+	snowflake::format_utc(sf_layout.unix_ms_of(slot->live_from), from, sizeof(from));
+	snowflake::format_utc(sf_layout.unix_ms_end_of(slot->live_to), to, sizeof(to));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("shard %d generated live IDs from %s to %s", slot->shard_id, from, to),
+			 errdetail("Creation time \"%s\" lies within them: an imported ID carrying it "
+					   "could equal a live one. This server recorded, before an earlier run "
+					   "generated live IDs on the shard, from when it did "
+					   "(pg_snowflake/live), and its durable mark bounds them.",
+					   timestamptz_to_str(ts)),
+			 errhint("Import on a shard that never generated live IDs. On this one, only rows "
+					 "created before %s or after %s can be imported.", from, to)));
+}
+
 /* One imported ID: the next of the shard at created_at, or the error that says why not. */
 static int64
 sf_import_one(ShardSlot *slot, TimestampTz ts)
 {
 	int64		at = sf_import_offset(ts);
+
+	sf_check_live_history(slot, ts, at);
 
 	for (;;)
 	{

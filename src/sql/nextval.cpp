@@ -21,6 +21,7 @@
 
 #include "sql/decode.hpp"
 #include "state/fastpath.hpp"
+#include "state/history.hpp"
 #include "state/mark.hpp"
 #include "sql/origin.hpp"
 #include "registry/registry.hpp"
@@ -242,7 +243,7 @@ sf_prepare(int64 shard, bool explicit_shard)
 	if (explicit_shard)
 		sf_check_shard_range(shard);
 	shard = sf_check_right(shard, explicit_shard, "a call was starting");
-	slot = sf_slot_for_shard(shard, explicit_shard);
+	slot = sf_live_slot(shard, explicit_shard, true);
 	if (pg_atomic_read_u32(&sf_shared->layout_recorded) == 0)
 	{
 		int64		now = sf_now_offset();

@@ -455,3 +455,176 @@ sf_write_import_reservation(int64 shard, int64 reserved_ms, snowflake::FileError
 		ok = snowflake::write_file_durably(kImportsName, out, n, error);
 	return ok;
 }
+
+/*---- when each shard first generated live IDs (pg_snowflake/live) ----*/
+
+static const char *const kLiveName = "live";
+static const char *const kLiveFile = "pg_snowflake/live";
+/* ranges kept; more are merged, which only makes the record more cautious */
+#define SF_LIVE_MAX_RANGES 1024
+
+/* Shards lo..hi generated no live ID before from_ms (Unix ms). */
+typedef struct SfLiveRange
+{
+	int64		lo;
+	int64		hi;
+	int64		from_ms;
+} SfLiveRange;
+
+/* This backend's copy of the record, parsed (no allocation under file_lock). */
+static SfLiveRange sf_live_ranges[SF_LIVE_MAX_RANGES + 1];
+
+/*
+ * Parses the live record: "format 1", then lines "shards LO-HI
+ * live_from_unix_ms M", sorted by shard and disjoint, into sf_live_ranges;
+ * false when the text is not such a record.  A time before the epoch is
+ * not damage (the epoch may have been moved on deliberately since); one
+ * past the layout's end is.
+ */
+static bool
+sf_parse_live(const char *text, size_t len, int *count)
+{
+	size_t		i = 0;
+	bool		have_format = false;
+
+	*count = 0;
+	while (i < len)
+	{
+		size_t		end = i;
+		char		line[128];
+		long long	lo, hi, ms;
+		char		tail;
+
+		while (end < len && text[end] != '\n')
+			end++;
+		if (end - i >= sizeof(line))
+			return false;
+		memcpy(line, text + i, end - i);
+		line[end - i] = '\0';
+		i = end + 1;
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		if (strcmp(line, "format 1") == 0)
+			have_format = true;
+		else if (sscanf(line, "shards %lld-%lld live_from_unix_ms %lld%c", &lo, &hi, &ms,
+						&tail) == 3 &&
+				 lo >= 0 && lo <= hi && hi <= sf_layout.max_shard_id() && ms >= 0 &&
+				 ms <= sf_layout.unix_ms_end_of(sf_layout.max_offset()) &&
+				 *count < SF_LIVE_MAX_RANGES &&
+				 (*count == 0 || lo > sf_live_ranges[*count - 1].hi))
+			sf_live_ranges[(*count)++] = SfLiveRange{(int64) lo, (int64) hi, (int64) ms};
+		else
+			return false;
+	}
+	return have_format || len == 0;
+}
+
+/* Reads and parses the live record into sf_live_ranges; see sf_read_live_from. */
+static bool
+sf_load_live(int *count, snowflake::FileError *error, bool *damaged)
+{
+	size_t		len = 0;
+
+	*count = 0;
+	*damaged = false;
+	switch (snowflake::read_small_file(kLiveFile, sf_imports_in, SF_IMPORTS_MAX, &len, error))
+	{
+		case snowflake::ReadResult::Ok:
+			*damaged = !sf_parse_live(sf_imports_in, len, count);
+			return !*damaged;
+		case snowflake::ReadResult::Missing:
+			return true;
+		case snowflake::ReadResult::TooLarge:
+			*damaged = true;
+			return false;
+		case snowflake::ReadResult::Failed:
+			break;
+	}
+	return false;
+}
+
+bool
+sf_read_live_from(int64 shard, int64 *from_ms, snowflake::FileError *error, bool *damaged)
+{
+	int			count;
+
+	*from_ms = -1;
+	if (!sf_load_live(&count, error, damaged))
+		return false;
+	/* a time before the epoch (a layout changed since) is the epoch for this layout's IDs */
+	for (int i = 0; i < count; i++)
+		if (sf_live_ranges[i].lo <= shard && shard <= sf_live_ranges[i].hi)
+			*from_ms = Max(sf_live_ranges[i].from_ms, sf_layout.epoch_ms);
+	return true;
+}
+
+bool
+sf_write_live_from(int64 shard, int64 from_ms, snowflake::FileError *error, bool *damaged)
+{
+	SfLiveRange *r = sf_live_ranges;
+	int			count;
+	int			at = 0;
+	size_t		n;
+
+	if (!sf_load_live(&count, error, damaged))
+		return false;
+	while (at < count && r[at].hi < shard)
+		at++;
+	if (at < count && r[at].lo <= shard)
+	{
+		/* recorded: only ever lowered (the range then says "from" for all of it) */
+		if (r[at].from_ms <= from_ms)
+			return true;
+		r[at].from_ms = from_ms;
+	}
+	else
+	{
+		memmove(r + at + 1, r + at, sizeof(SfLiveRange) * (size_t) (count - at));
+		r[at] = SfLiveRange{shard, shard, from_ms};
+		count++;
+	}
+
+	/*
+	 * Merge neighbours that touch, and while there are too many ranges the
+	 * two closest: a merged range takes the earlier time, which can only
+	 * refuse more imports, never allow one that could equal a live ID.
+	 */
+	for (;;)
+	{
+		int			best = -1;
+		int64		gap = PG_INT64_MAX;
+
+		for (int i = 0; i + 1 < count; i++)
+			if (r[i + 1].lo - r[i].hi < gap)
+			{
+				gap = r[i + 1].lo - r[i].hi;
+				best = i;
+			}
+		if (best < 0 || (gap > 1 && count <= SF_LIVE_MAX_RANGES))
+			break;
+		r[best].hi = r[best + 1].hi;
+		r[best].from_ms = Min(r[best].from_ms, r[best + 1].from_ms);
+		memmove(r + best + 1, r + best + 2, sizeof(SfLiveRange) * (size_t) (count - best - 2));
+		count--;
+	}
+
+	n = (size_t) snprintf(sf_imports_out, SF_IMPORTS_MAX, "# snowflake: from when each shard "
+						  "generated live IDs. Do not edit.\nformat 1\n");
+	for (int i = 0; i < count && n < SF_IMPORTS_MAX; i++)
+	{
+		int			len = snprintf(sf_imports_out + n, SF_IMPORTS_MAX - n,
+								   "shards " INT64_FORMAT "-" INT64_FORMAT " live_from_unix_ms "
+								   INT64_FORMAT "\n", r[i].lo, r[i].hi, r[i].from_ms);
+
+		n = len < 0 ? SF_IMPORTS_MAX : n + (size_t) len;
+	}
+	if (n >= SF_IMPORTS_MAX)
+	{
+		/* cannot happen: SF_LIVE_MAX_RANGES lines fit */
+		error->operation = "write";
+		error->path = kLiveFile;
+		error->err = EFBIG;
+		return false;
+	}
+	return snowflake::write_file_durably(kLiveName, sf_imports_out, n, error);
+}

@@ -3,7 +3,9 @@
  * datadir.hpp
  *		The records this data directory keeps in pg_snowflake/, read at server
  *		start: the layout, the durable mark and the lineage; the refusals
- *		they can cause; writing the mark file; reporting file errors.
+ *		they can cause; writing the mark file; reporting file errors; and the
+ *		per-shard records read when a shard is first used in a run: import
+ *		reservations and live shards.
  *
  * The bottom of the state layer: it may call the core (records.hpp,
  * statefile.hpp), the settings and the fields of state.hpp, nothing else.
@@ -45,6 +47,21 @@ bool		sf_read_import_reservation(int64 shard, int64 *reserved_ms, int64 *floor_m
 									   snowflake::FileError *error, bool *damaged);
 bool		sf_write_import_reservation(int64 shard, int64 reserved_ms,
 										snowflake::FileError *error, bool *damaged);
+
+/*
+ * pg_snowflake/live: from when each shard generated live IDs (Unix ms; no
+ * live ID of the shard carries an earlier time), recorded before its first
+ * live ID, so that an import on a shard that was live in an earlier run
+ * never takes a time its live IDs carry (history.cpp).  Reading: -1 when the
+ * shard is not recorded; false (with *error) when the file cannot be read
+ * or is damaged.  Writing: never raises a recorded time; neighbouring shards
+ * may share one range and its earliest time.  Caller holds file_lock
+ * exclusively to write.
+ */
+bool		sf_read_live_from(int64 shard, int64 *from_ms, snowflake::FileError *error,
+							  bool *damaged);
+bool		sf_write_live_from(int64 shard, int64 from_ms, snowflake::FileError *error,
+							   bool *damaged);
 
 /* How far ahead of the clock a floor from data or from outside may lie. */
 int64		sf_floor_bound_ms(void);

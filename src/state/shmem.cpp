@@ -146,15 +146,19 @@ sf_shmem_startup(void)
 
 /*
  * The slot of a shard, given one on its first use: resumed above the mark
- * found at start or replayed from WAL, which covers every ID any shard issued
- * before the start or, on a promoted standby, on the old primary.
+ * found at start or replayed from WAL, which covers every live ID any shard
+ * issued before the start or, on a promoted standby, on the old primary, and
+ * above "start_above" (history.cpp: for a live shard, every ID it imported
+ * in an earlier run).  An import shard resumes above its own recorded
+ * reservation instead ("start_above"); "live_from" is where its live history
+ * begins (-1: none), which ends at that same mark.
  *
  * The last free slot is kept for snowflake.shard_id while it has none, so
  * logical shards (snowflake_nextval(shard), which only roles granted EXECUTE
  * may call) can never take away the slot of this server's own shard.
  */
 static ShardSlot *
-sf_slot_for(int64 shard, bool logical, bool import, int64 import_reserved)
+sf_slot_for(int64 shard, bool logical, bool import, int64 start_above, int64 live_from)
 {
 	uint32		n = pg_atomic_read_u32(&sf_index()[shard]);
 	ShardSlot  *slot;
@@ -189,13 +193,19 @@ sf_slot_for(int64 shard, bool logical, bool import, int64 import_reserved)
 		 * An import shard resumes above its own recorded reservation, which
 		 * bounds every ID it ever issued (backfill.cpp), and reserves no
 		 * further than that until it records more; every other shard
-		 * resumes above the server's mark.
+		 * resumes above the server's mark and what it imported before.
 		 */
-		snowflake::resume_above(slot->gen, sf_layout,
-								import ? import_reserved : sf_shared->resume_offset);
+		if (import)
+			snowflake::resume_above(slot->gen, sf_layout, start_above);
+		else
+			snowflake::resume_above(slot->gen, sf_layout,
+									Max(sf_shared->resume_offset, start_above));
+		/* the live IDs of an import shard, if any, all lie at or below the mark */
+		slot->live_from = import ? live_from : -1;
+		slot->live_to = import && live_from >= 0 ? sf_shared->resume_offset : -1;
 		sf_fastpath_init_slot(slot);
 		if (import)
-			pg_atomic_write_u64(&slot->cap, (uint64) import_reserved);
+			pg_atomic_write_u64(&slot->cap, (uint64) start_above);
 		slot->stats_reset = GetCurrentTimestamp();
 		pg_atomic_init_u64(&slot->waits, 0);
 		pg_atomic_init_u64(&slot->wait_us, 0);
@@ -237,11 +247,14 @@ sf_slot_if_any(int64 shard)
 	return n > 0 ? sf_slot((int) n - 1) : NULL;
 }
 
-/* The slot of a shard, given one on its first use (see sf_slot_for). */
+/*
+ * The slot of a live shard, given one on its first use (see sf_slot_for);
+ * history.cpp's sf_live_slot() says what it must start above.
+ */
 ShardSlot *
-sf_slot_for_shard(int64 shard, bool logical)
+sf_slot_for_shard(int64 shard, bool logical, int64 start_above)
 {
-	ShardSlot  *slot = sf_slot_for(shard, logical, false, -1);
+	ShardSlot  *slot = sf_slot_for(shard, logical, false, start_above, -1);
 
 	/* a shard imported into since the start stays an import shard until a restart */
 	if (slot->import_slot)
@@ -256,13 +269,14 @@ sf_slot_for_shard(int64 shard, bool logical)
 
 /*
  * The slot of an import shard; on its first use it resumes above
- * reserved_offset, the reservation recorded for it, and its cap is that.
+ * reserved_offset, the reservation recorded for it, and its cap is that;
+ * live_from is where the shard's live history begins (-1: it has none).
  * Refuses a shard that has a slot made for live IDs since the start.
  */
 ShardSlot *
-sf_slot_for_import(int64 shard, int64 reserved_offset)
+sf_slot_for_import(int64 shard, int64 reserved_offset, int64 live_from)
 {
-	ShardSlot  *slot = sf_slot_for(shard, true, true, reserved_offset);
+	ShardSlot  *slot = sf_slot_for(shard, true, true, reserved_offset, live_from);
 
 	if (!slot->import_slot)
 		ereport(ERROR,

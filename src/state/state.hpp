@@ -32,8 +32,9 @@
  *	  durable_mark_ms; sf_move_mark raises reserved_offset under it (and the
  *	  slot lock).  While it is held only plain POSIX I/O runs
  *	  (statefile.cpp: the mark, the layout, the import reservations in
- *	  pg_snowflake/imports), plus the WAL insertion of a new mark or
- *	  reservation, which must precede any ID under it; errors are reported
+ *	  pg_snowflake/imports, the live shards in pg_snowflake/live), plus the
+ *	  WAL insertion of a new mark, reservation or live shard, which must
+ *	  precede any ID under it; errors are reported
  *	  after release.  An import slot's reserved_offset and cap are its own
  *	  recorded reservation (backfill.cpp), raised under its slot lock.  Slot locks may
  *	  be taken briefly inside file_lock, never the other way round.
@@ -78,6 +79,8 @@
  *	- Counters: issued and sequence_exhausted are fetch_adds after the CAS,
  *	  exact once every call has returned; a snapshot may miss calls in flight.
  *	  A reset races with calls in flight the same way.
+ * A slot's shard_id, import_slot, live_from and live_to are written once,
+ * before the slot is published, and read without a lock.
  * The shard index entries, layout_recorded, registry_shard (written by the
  * registry worker, read by the mark worker for the shards record) and the
  * other atomic counters are read and written without a lock (a slot is published in the index
@@ -151,6 +154,9 @@ typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
 	LWLock	   *lock;
 	int32		shard_id;
 	bool		import_slot;	/* made for imports (backfill.cpp): never live */
+	/* an import slot's shard generated live IDs from..to (layout offsets; -1: never) */
+	int64		live_from;
+	int64		live_to;
 
 	/* under lock */
 	snowflake::GeneratorState gen;
@@ -238,9 +244,9 @@ void		sf_shmem_init(void);
 void		sf_require_ready(void);
 void		sf_require_generation_ready(void);
 ShardSlot  *sf_slot(int i);
-ShardSlot  *sf_slot_for_shard(int64 shard, bool logical);
+ShardSlot  *sf_slot_for_shard(int64 shard, bool logical, int64 start_above);
 ShardSlot  *sf_slot_if_any(int64 shard);
-ShardSlot  *sf_slot_for_import(int64 shard, int64 reserved_offset);
+ShardSlot  *sf_slot_for_import(int64 shard, int64 reserved_offset, int64 live_from);
 bool		sf_slot_available(int64 shard);
 
 /*

@@ -2,9 +2,10 @@
  *
  * wal.cpp
  *		The custom WAL resource manager "snowflake" (ID 128): the records of
- *		the durable mark, the layout and the primary's shards, their redo on
- *		standbys, and the standby's refusal of its primary's shards.  See
- *		wal.hpp.
+ *		the durable mark, the layout, the primary's shards, import
+ *		reservations and live shards (from when each generates live IDs),
+ *		their redo on standbys, and the standby's refusal of its primary's
+ *		shards.  See wal.hpp.
  *
  * Every new mark is written to WAL before any ID under it is issued, so WAL
  * order puts it ahead of every row that carries such an ID.  A standby's redo
@@ -27,6 +28,14 @@
 #define XLOG_SNOWFLAKE_LAYOUT 0x20
 #define XLOG_SNOWFLAKE_SHARDS 0x30
 #define XLOG_SNOWFLAKE_IMPORT 0x40
+#define XLOG_SNOWFLAKE_LIVE 0x50
+
+/* The payload of a live record: from when a shard generates live IDs. */
+typedef struct SfLiveRecord
+{
+	int64		shard;
+	int64		from_ms;
+} SfLiveRecord;
 
 /* The payload of an import reservation record. */
 typedef struct SfImportRecord
@@ -269,6 +278,63 @@ sf_redo_import(XLogReaderState *record)
 }
 
 /*
+ * Writes from when a shard generates live IDs to WAL (caller holds
+ * file_lock, after writing pg_snowflake/live and before the shard's first
+ * live ID), so that a standby records it too and, once promoted, refuses
+ * imports on that shard within its live history.
+ */
+void
+sf_log_live_from(int64 shard, int64 from_ms)
+{
+	SfLiveRecord rec;
+
+	if (RecoveryInProgress())
+		return;
+	rec.shard = shard;
+	rec.from_ms = from_ms;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, sizeof(rec));
+	(void) XLogInsert(SF_RMGR_ID, XLOG_SNOWFLAKE_LIVE);
+}
+
+/* Redo of a live record: pg_snowflake/live records it. */
+static void
+sf_redo_live(XLogReaderState *record)
+{
+	SfLiveRecord rec;
+	snowflake::FileError error = {"", "", 0};
+	bool		damaged = false;
+	bool		ok;
+
+	if (XLogRecGetDataLen(record) != sizeof(rec))
+		elog(PANIC, "snowflake redo: live record of %u bytes", XLogRecGetDataLen(record));
+	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	if (sf_shared == NULL)
+		return;
+	if (rec.shard < 0 || rec.shard > sf_layout.max_shard_id() || rec.from_ms < 0 ||
+		rec.from_ms > sf_layout.unix_ms_end_of(sf_layout.max_offset()))
+	{
+		ereport(WARNING,
+				(errmsg("snowflake redo: ignoring a live record this layout cannot hold "
+						"(shard " INT64_FORMAT ", " INT64_FORMAT " ms)",
+						(int64) rec.shard, (int64) rec.from_ms)));
+		return;
+	}
+	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	ok = sf_write_live_from(rec.shard, rec.from_ms, &error, &damaged);
+	LWLockRelease(sf_shared->file_lock);
+	if (!ok && damaged)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("could not record the snowflake live shard replayed from WAL: "
+						"pg_snowflake/live is damaged"),
+				 errhint("Restore pg_snowflake/live from the primary and start the server "
+						 "again: replay continues where it stopped.")));
+	if (!ok)
+		sf_report_redo_error("live shard", error);
+}
+
+/*
  * Redo of a shards record: the shards the primary generates for, which a
  * standby with snowflake.allow_on_standby refuses (sf_check_standby_shard).
  */
@@ -368,6 +434,11 @@ sf_redo(XLogReaderState *record)
 		sf_redo_import(record);
 		return;
 	}
+	if (info == XLOG_SNOWFLAKE_LIVE)
+	{
+		sf_redo_live(record);
+		return;
+	}
 	if (info != XLOG_SNOWFLAKE_MARK || XLogRecGetDataLen(record) != sizeof(int64))
 		elog(PANIC, "snowflake redo: unknown WAL record (info 0x%02X)", info);
 	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
@@ -445,6 +516,16 @@ sf_desc(StringInfo buf, XLogReaderState *record)
 							 (int64) rec.shard, when);
 		return;
 	}
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_LIVE &&
+		XLogRecGetDataLen(record) == sizeof(SfLiveRecord))
+	{
+		SfLiveRecord rec;
+
+		memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+		snowflake::format_utc(rec.from_ms, when, sizeof(when));
+		appendStringInfo(buf, "shard " INT64_FORMAT " live from %s", (int64) rec.shard, when);
+		return;
+	}
 	if (XLogRecGetDataLen(record) != sizeof(int64))
 		return;
 	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
@@ -465,6 +546,8 @@ sf_identify(uint8 info)
 			return "SHARDS";
 		case XLOG_SNOWFLAKE_IMPORT:
 			return "IMPORT";
+		case XLOG_SNOWFLAKE_LIVE:
+			return "LIVE";
 	}
 	return NULL;
 }

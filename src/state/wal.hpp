@@ -20,6 +20,7 @@ void		sf_log_mark(int64 mark_ms);
 void		sf_record_layout(void);
 void		sf_check_standby_shard(int64 shard);
 void		sf_log_import_reservation(int64 shard, int64 reserved_ms);
+void		sf_log_live_from(int64 shard, int64 from_ms);
 
 /* What the last shards record said, and when it was written (the mark worker's). */
 typedef struct SfShardsLogged

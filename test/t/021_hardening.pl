@@ -403,7 +403,7 @@ for (1 .. 300)
 ok($gone, 'standby: replay stops and the server shuts down when pg_snowflake/ is not writable');
 like(
 	slurp_file($standby->logfile, $offset),
-	qr/could not record the snowflake (?:high-water mark|ID layout) replayed from WAL: could not open "pg_snowflake\/(?:mark|layout)\.tmp".*\n.*HINT:  Make pg_snowflake\/ in the standby's data directory writable/,
+	qr/could not record the snowflake (?:high-water mark|ID layout|live shard) replayed from WAL: could not open "pg_snowflake\/(?:mark|layout|live)\.tmp".*\n.*HINT:  Make pg_snowflake\/ in the standby's data directory writable/,
 	'standby: the log says what failed and what to do');
 $standby->_update_pid(0);
 chmod 0700, $sdir;
