@@ -86,26 +86,6 @@ sub warned_steps
 	return ($log =~ /WARNING:  the system clock moved backwards by (\d+) ms/g);
 }
 
-# Checks that each warned step matches the step that was made (the reported
-# size is the distance from the previous clock reading, so it can be a
-# little smaller than the step, never larger: for the big steps, made after
-# a few psql sessions, by up to two seconds on a loaded machine).
-sub check_warned_steps
-{
-	my ($what, $offset, @steps) = @_;
-	my @warned = warned_steps($offset);
-	is(scalar @warned, scalar @steps,
-		"$what: exactly one WARNING per backward step (@steps ms)");
-	for my $i (0 .. $#steps)
-	{
-		my $w = $warned[$i] // -1;
-		my $slack = $steps[$i] >= 1000 ? 2000 : 100;
-		ok($w >= $steps[$i] - $slack && $w <= $steps[$i] + 1,
-			"$what: WARNING $i reports the step of $steps[$i] ms (reported $w ms)");
-	}
-	return;
-}
-
 # Checks that the WARNINGs logged since $offset report exactly @steps, in
 # order: for steps made on a held clock (exact_step_back), which the first
 # call after each sees whole.
@@ -375,11 +355,17 @@ set_clock_ms($node, 0);
 ###########################################################################
 # (b) A step beyond the lead but within lead + wait: lead 1 s, wait 5 s,
 #     step back 3 s.  The next call waits about 2 s, then succeeds.
+#
+# The call sees the step less the real time between the clock readings
+# around it (the WARNING's size, w): at most 3 s, and more than the lead
+# unless a loaded machine kept psql from starting for 2 s.  It then waits
+# until the clock has made up w - lead: at least that long, which is what
+# is checked; how much longer depends on scheduling.
 ###########################################################################
 
-$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
 $st         = shard_stats($node, $shard);
 $log_offset = -s $node->logfile;
+$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
 set_clock_ms($node, -3000);
 my ($ret, $out, $err, $elapsed) =
   timed_psql('INSERT INTO t (payload) VALUES (-2) RETURNING id');
@@ -388,17 +374,22 @@ like($out, qr/^\d+$/, 'b: it returned an ID');
 all_above('b: the new ID is greater than every earlier ID',
 	"SELECT min(id) FROM t WHERE payload = -2",
 	"SELECT max(id) FROM t WHERE payload <> -2");
-ok($elapsed > 1.0 && $elapsed < 5.0,
-	sprintf('b: the call waited about step - lead (%.2f s, expected 1 .. 5 s)', $elapsed));
+my @b_warned = warned_steps($log_offset);
+is(scalar @b_warned, 1, 'b: one WARNING for the step');
+my $b_w = $b_warned[0] // 0;
+ok($b_w > 1000 && $b_w <= 3001,
+	"b: it reports the step, less the time between the readings around it ($b_w ms, 1000 .. 3000)");
+ok($elapsed >= ($b_w - 1000) / 1000,
+	sprintf('b: the call waited at least step - lead (%.2f s for %d ms)', $elapsed, $b_w - 1000));
 $st2 = shard_stats($node, $shard);
 ok($st2->{waits} > $st->{waits}, 'b: snowflake_stats.waits increased');
-ok( $st2->{wait_time_ms} - $st->{wait_time_ms} > 1000
-	  && $st2->{wait_time_ms} - $st->{wait_time_ms} < 5000,
-	'b: snowflake_stats.wait_time_ms grew by about the wait');
+my $b_wait_ms = $st2->{wait_time_ms} - $st->{wait_time_ms};
+ok($b_wait_ms > 0 && $b_wait_ms <= $elapsed * 1000 + 1,
+	sprintf('b: snowflake_stats.wait_time_ms grew by the wait (%.0f ms in a call of %.0f ms)',
+		$b_wait_ms, $elapsed * 1000));
 is($st2->{refusals} - $st->{refusals}, 0, 'b: no refusal');
 like($err, qr/WARNING:  the system clock moved backwards by \d+ ms/,
 	'b: the calling session got the WARNING');
-check_warned_steps('b', $log_offset, 3000);
 is( $node->safe_psql(
 		'postgres',
 		q{SELECT snowflake_timestamp(id) <= clock_timestamp() + interval '1 second' FROM t WHERE payload = -2}),
@@ -412,10 +403,10 @@ set_clock_ms($node, 0);
 ###########################################################################
 
 clock_settings($node, 1000, 1000, 1);
-$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
-my $rows_before = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
+my $rows_before = $node->safe_psql('postgres', 'SELECT count(*) FROM t') + 1;
 $st         = shard_stats($node, $shard);
 $log_offset = -s $node->logfile;
+$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
 set_clock_ms($node, -30000);
 ($ret, $out, $err, $elapsed) = timed_psql(
 	"\\set VERBOSITY verbose\nINSERT INTO t (payload) VALUES (-3) RETURNING id");
@@ -425,19 +416,24 @@ like(
 	qr/ERROR:  58000: could not generate a snowflake ID: the clock moved backwards by \d+ ms/,
 	'c: SQLSTATE 58000 and "the clock moved backwards by N ms"');
 my ($moved) = $err =~ /ERROR:  58000: [^\n]*moved backwards by (\d+) ms/;
-ok(defined $moved && $moved > 25000 && $moved <= 30001,
+# the step less the real time between the readings around it, which a
+# loaded machine may stretch: beyond lead + wait (else no refusal), and
+# exactly what the WARNING reported
+ok(defined $moved && $moved > 2000 && $moved <= 30001,
 	'c: the error reports the size of the step (' . ($moved // 'none') . ' ms)');
+is(join(',', warned_steps($log_offset)), $moved // 'none',
+	'c: one WARNING, for the same step as the error');
 like(
 	$err,
 	qr/DETAIL:  [^\n]*snowflake\.max_clock_lead \(1000 ms\)[^\n]*snowflake\.max_clock_wait \(1000 ms\)/,
 	'c: the detail names snowflake.max_clock_lead and snowflake.max_clock_wait');
-ok($elapsed >= 0.9 && $elapsed < 5.0,
+# at least max_clock_wait (1 s); the upper bound only says "not forever"
+ok($elapsed >= 1.0 && $elapsed < 30.0,
 	sprintf('c: the call failed after waiting max_clock_wait (%.2f s)', $elapsed));
 is($node->safe_psql('postgres', 'SELECT count(*) FROM t'),
 	$rows_before, 'c: no row was inserted');
 $st2 = shard_stats($node, $shard);
 is($st2->{refusals} - $st->{refusals}, 1, 'c: snowflake_stats.refusals increased by one');
-check_warned_steps('c', $log_offset, 30000);
 
 set_clock_ms($node, 0);
 ($ret, $out, $err) = timed_psql('INSERT INTO t (payload) VALUES (-4) RETURNING id');
@@ -447,8 +443,11 @@ all_above('c: and continues above every earlier ID',
 	"SELECT max(id) FROM t WHERE payload <> -4");
 
 ###########################################################################
-# (d) max_clock_lead = 0 (classic generator): a 200 ms step makes the next
-#     call wait about 200 ms, then IDs continue to increase.
+# (d) max_clock_lead = 0 (classic generator): a 1 s step makes the next
+#     call wait until the clock is back where it was, then IDs continue to
+#     increase.  The call sees the step less the real time between the
+#     readings around it (w, the WARNING's size; 1 s leaves a loaded
+#     machine room), and waits at least w, as the server's clock measures.
 ###########################################################################
 
 clock_settings($node, 0, 5000, 1);
@@ -457,17 +456,22 @@ my $bg = $node->background_psql('postgres', on_error_stop => 1);
 $bg->query_safe('SET client_min_messages = error');
 $bg->query_safe('SET max_parallel_workers_per_gather = 0');
 $bg->query_safe('SELECT snowflake_nextval() FROM generate_series(1, 10)');
-$st = shard_stats($node, $shard);
+$st         = shard_stats($node, $shard);
+$log_offset = -s $node->logfile;
 my $d_prev = $bg->query_safe('SELECT snowflake_nextval()');
-set_clock_ms($node, -200);
+set_clock_ms($node, -1000);
 my $d_res = $bg->query_safe(
 	q{SELECT id, round(extract(epoch FROM b - a) * 1000)::int FROM (
 		SELECT clock_timestamp() AS a, snowflake_nextval() AS id,
 		       clock_timestamp() AS b OFFSET 0) x});
 my ($d_id, $d_ms) = split /\|/, $d_res;
 ok($d_id > $d_prev, 'd: the ID after the step is greater than the one before');
-ok($d_ms >= 100 && $d_ms < 1000,
-	"d: with max_clock_lead = 0 the call waited about the step ($d_ms ms)");
+my @d_warned = warned_steps($log_offset);
+my $d_w = $d_warned[0] // 0;
+ok(@d_warned == 1 && $d_w > 0 && $d_w <= 1001,
+	"d: one WARNING, for at most the step (@d_warned ms)");
+ok($d_ms >= $d_w - 1 && $d_ms < 5000 + 1000,
+	"d: with max_clock_lead = 0 the call waited the step it saw ($d_ms ms for $d_w ms)");
 $bg->query_safe(
 	'CREATE TEMP TABLE d AS SELECT n, snowflake_nextval() AS id FROM generate_series(1, 20000) n');
 is( $bg->query_safe(
@@ -513,27 +517,30 @@ sub start_waiter
 	return \%w;
 }
 
-my $w  = start_waiter('waiter');
-my $t0 = time;
+# "Promptly" is timed from the moment the signal was sent (psql's own start
+# is not the backend's business) and bounded well below the 60 s the call
+# would otherwise wait, generously for a loaded machine.
+my $w = start_waiter('waiter');
 is($node->safe_psql('postgres', "SELECT pg_cancel_backend($w->{pid})"),
 	't', 'e: sent query cancel');
+my $t0 = time;
 $w->{run}->finish;
 my $cancel_s = time - $t0;
 isnt($? >> 8, 0, 'e: the cancelled call failed');
 like($w->{err}, qr/ERROR:  canceling statement due to user request/,
 	'e: with "canceling statement due to user request"');
-ok($cancel_s < 2.0, sprintf('e: promptly (%.2f s after the cancel)', $cancel_s));
+ok($cancel_s < 15.0, sprintf('e: promptly (%.2f s after the cancel)', $cancel_s));
 is($w->{out}, '', 'e: the cancelled call returned no ID');
 
-$w  = start_waiter('victim');
-$t0 = time;
+$w = start_waiter('victim');
 is($node->safe_psql('postgres', "SELECT pg_terminate_backend($w->{pid})"),
 	't', 'e: sent pg_terminate_backend');
+$t0 = time;
 $w->{run}->finish;
 my $term_s = time - $t0;
 like($w->{err}, qr/terminating connection due to administrator command/,
 	'e: the waiting backend was terminated');
-ok($term_s < 2.0, sprintf('e: promptly (%.2f s after the terminate)', $term_s));
+ok($term_s < 15.0, sprintf('e: promptly (%.2f s after the terminate)', $term_s));
 ok( $node->poll_query_until(
 		'postgres',
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $w->{pid}"),
@@ -555,13 +562,17 @@ $node->stop;
 clock_settings($node, 1000, 5000, 0);
 start_faked($node, fake_monotonic => 1);
 
+# as in (b): at least the step it saw (w) less the lead
+$log_offset = -s $node->logfile;
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
 set_clock_ms($node, -3000);
 ($ret, $out, $err, $elapsed) =
   timed_psql('INSERT INTO t (payload) VALUES (-7) RETURNING id');
 is($ret, 0, 'f: monotonic faked: the call after a 3 s step succeeds');
-ok($elapsed > 1.0 && $elapsed < 5.0,
-	sprintf('f: monotonic faked: it waited about step - lead (%.2f s)', $elapsed));
+my ($f_w) = (warned_steps($log_offset), 0);
+ok($f_w > 1000 && $f_w <= 3001 && $elapsed >= ($f_w - 1000) / 1000,
+	sprintf('f: monotonic faked: it waited at least step - lead (%.2f s for %d ms)',
+		$elapsed, $f_w - 1000));
 all_above('f: monotonic faked: the new ID is greater than every earlier ID',
 	"SELECT min(id) FROM t WHERE payload = -7",
 	"SELECT max(id) FROM t WHERE payload <> -7");
@@ -575,7 +586,7 @@ set_clock_ms($node, -30000);
 isnt($ret, 0, 'f: monotonic faked: the call after a 30 s step fails');
 like($err, qr/ERROR:  58000: could not generate a snowflake ID/,
 	'f: monotonic faked: with SQLSTATE 58000');
-ok($elapsed >= 0.9 && $elapsed < 5.0,
+ok($elapsed >= 1.0 && $elapsed < 30.0,
 	sprintf('f: monotonic faked: after waiting max_clock_wait (%.2f s)', $elapsed));
 set_clock_ms($node, 0);
 
@@ -586,21 +597,40 @@ set_clock_ms($node, 0);
 clock_settings($node, 1000, 5000, 1);
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
 set_clock_ms($node, -3000);
+# The second step comes once the call is seen waiting (unless a loaded
+# machine let its whole wait pass first); from then on, it waits at most
+# max_clock_wait stretched by the second step, 8 s: bounded generously.
 my %m = (out => '', err => '');
-$t0 = time;
 $m{run} = IPC::Run::start(
 	[
-		'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c',
+		'psql', '-XAtq', '-d',
+		$node->connstr('postgres') . ' application_name=second_step', '-c',
 		'INSERT INTO t (payload) VALUES (-10) RETURNING id'
 	],
 	'>', \$m{out}, '2>', \$m{err},
 	IPC::Run::timeout($timeout));
-sleep(0.7);
+my $m_waiting = 0;
+my $m_deadline = time + $timeout;
+while (time < $m_deadline)
+{
+	$m{run}->pump_nb;
+	last unless $m{run}->pumpable;
+	$m_waiting = $node->safe_psql(
+		'postgres', q{
+		SELECT count(*) FROM pg_stat_activity
+		WHERE application_name = 'second_step' AND wait_event_type = 'Extension'});
+	last if $m_waiting;
+	sleep(0.05);
+}
+note $m_waiting
+  ? 'f: the second step comes during the wait'
+  : 'f: the call ended before it was seen waiting: no second step during the wait';
+$t0 = time;
 set_clock_ms($node, -6000);
 $m{run}->finish;
 my $m_rc = $? >> 8;
 $elapsed = time - $t0;
-ok($elapsed < 9.5,
+ok($elapsed < 30.0,
 	sprintf('f: monotonic faked, second step during the wait: the call ended (%.2f s)',
 		$elapsed));
 if ($m_rc == 0)
