@@ -197,14 +197,16 @@ sub last_id_ms
 		FROM snowflake_stats WHERE shard_id = $shard});
 }
 
-# A base for the next step: past the clock as the server reads it now
-# ($held, or the real time plus $offset_ms) and past every ID, by 250 ms
-# (more than the IDs a batch can borrow ahead of a held clock meanwhile).
+# A base for the next step: past the clock as the server reads it now and
+# past every ID, by 250 ms (more than the IDs a batch can borrow ahead of a
+# held clock meanwhile) from a held clock ($held), by 1 s from a running one
+# (the real time plus $offset_ms, read after the query, just before the
+# clock file is written: a base behind the running clock would be a step).
 sub next_base
 {
 	my ($held, $offset_ms) = @_;
-	my $now = $held // int(time * 1000) + $offset_ms;
 	my $last = last_id_ms();
+	my $now = $held // int(time * 1000) + $offset_ms + 750;
 	return ($now > $last ? $now : $last) + 250;
 }
 
