@@ -1,7 +1,8 @@
 # SnowflakeTest.pm
 #	Helpers shared by the TAP tests that move a server's clock: libfaketime
 #	preloaded into one postmaster only, its clock offset, the reloadable
-#	clock settings, and one shard's counters; and the generator under test.
+#	clock settings, and one shard's counters; and the generator under test;
+#	and the times a server logged things at.
 #
 #	use FindBin;
 #	use lib "$FindBin::RealBin/../perl";
@@ -14,12 +15,14 @@ use warnings;
 
 use Exporter 'import';
 use POSIX qw(strftime);
+use PostgreSQL::Test::Utils qw(slurp_file);
 use Test::More;
 use Time::HiRes qw(time);
+use Time::Local qw(timegm);
 
 our @EXPORT = qw($libfaketime set_clock_ms freeze_clock_ms thaw_clock_ms
   start_faked clock_settings shard_stats generator use_generator
-  check_generator);
+  check_generator log_times);
 
 # Debian's faketime package; tests skip themselves when it is missing.
 our $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
@@ -165,6 +168,29 @@ sub check_generator
 	is($node->safe_psql('postgres', 'SHOW snowflake.generator'),
 		generator(), $node->name . ': runs the ' . generator() . ' generator');
 	return;
+}
+
+# The times (seconds, with the milliseconds) at which $node logged the lines
+# that match $re, from byte $offset of its log on, in order.  They come from
+# the log_line_prefix of the test clusters ("%m": the server's own clock when
+# it wrote the line), so they time what the servers did, not when a loaded
+# test got round to looking.  Read as UTC: the differences between them are
+# exact (unless daylight saving time changed between them), and they are Unix
+# times when the log's zone is UTC.  A node whose clock is faked logs its
+# faked time.
+sub log_times
+{
+	my ($node, $re, $offset) = @_;
+	my @times;
+	for my $line (split /\n/, slurp_file($node->logfile, $offset // 0))
+	{
+		next unless $line =~ $re;
+		my ($y, $mo, $d, $h, $mi, $s) =
+		  $line =~ /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?) /
+		  or next;
+		push @times, timegm(0, $mi, $h, $d, $mo - 1, $y) + $s;
+	}
+	return @times;
 }
 
 1;
