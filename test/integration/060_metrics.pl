@@ -210,32 +210,51 @@ is($a_series->{snowflake_ids_issued_total}{'shard=8'}, 3, 'and 3 of shard 8');
 like($body, qr/\{[^}]*server="\Q${\ $node->host }:${\ $node->port }\E"/,
 	'series carry the exporter\'s server label');
 
-# a call that waits: the clock steps back 4 s (beyond max_clock_lead = 1 s,
-# within max_clock_wait = 5 s), right after an ID was issued
+# The steps below are made on a running clock: a call sees a step less the
+# real time between the clock readings around it (the size it reports),
+# which a loaded machine stretches (psql alone can take a second or two to
+# start).  So the steps are large enough to stay beyond max_clock_lead
+# whatever the scheduling, and what the metrics must show is compared with
+# the sizes the calls reported.
+
+# a call that waits: the clock steps back 8 s (beyond max_clock_lead = 1 s,
+# within max_clock_wait = 20 s), right after an ID was issued; it waits at
+# least the step it saw less the lead
+clock_settings($node, 1000, 20000, 1);
 $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
-set_clock_ms($node, -4000);
+set_clock_ms($node, -8000);
 my $t0 = time;
 my ($r, $o, $e) = run_sql('SELECT snowflake_shard_id(snowflake_nextval())');
 my $waited = time - $t0;
-is($o, '7', 'after a 4 s step back a call issues an ID of shard 7') or diag($e);
-like($e, qr/WARNING:  01000: the system clock moved backwards by \d+ ms/, 'and warns of the step');
-cmp_ok($waited, '>=', 1, 'after waiting for the clock');
+is($o, '7', 'after an 8 s step back a call issues an ID of shard 7') or diag($e);
+my ($wait_step_ms) = $e =~ /WARNING:  01000: the system clock moved backwards by (\d+) ms/;
+ok(defined $wait_step_ms && $wait_step_ms > 1000 && $wait_step_ms <= 8001,
+	'and warns of the step, beyond max_clock_lead (' . ($wait_step_ms // 'none') . ' ms)');
+cmp_ok($waited, '>=', (($wait_step_ms // 1000) - 1000) / 1000,
+	'after waiting for the clock, at least the step it saw less the lead');
 set_clock_ms($node, 0);
 
-# a call refused: max_clock_wait = 0 and a 10 s step back
+# a call refused: max_clock_wait = 0 and a 20 s step back
 clock_settings($node, 1000, 0, 1);
 $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
-set_clock_ms($node, -10000);
+set_clock_ms($node, -20000);
 ($r, $o, $e) = run_sql('SELECT snowflake_nextval()');
 like($e, qr/ERROR:  58000: could not generate a snowflake ID: the clock moved backwards by \d+ ms/,
-	'with max_clock_wait = 0 a call after a 10 s step back is refused (58000)');
+	'with max_clock_wait = 0 a call after a 20 s step back is refused (58000)');
+my ($refused_step_ms) = $e =~ /the clock moved backwards by (\d+) ms/;
+my $largest_step_ms = $refused_step_ms // 0;
+$largest_step_ms = $wait_step_ms
+  if defined $wait_step_ms && $wait_step_ms > $largest_step_ms;
 
 # a fresh shard while the clock reads before the epoch (2024-01-01)
 set_clock_ms($node, -int((time - 1703980800) * 1000));    # 2023-12-31 00:00 UTC
 ($r, $o, $e) = run_sql('SELECT snowflake_nextval(9)');
 like($e, qr/ERROR:  58000: could not generate a snowflake ID: the clock reads earlier than snowflake.epoch/,
 	'the first call of shard 9 with the clock before the epoch is refused');
-set_clock_ms($node, -10000);
+# 60 s back for the scrape: shard 7's last ID stays ahead of the clock by
+# more than max_clock_lead however long the queries and the scrape take
+my $back_s = 60;
+set_clock_ms($node, -$back_s * 1000);
 
 # what snowflake_stats says, for comparison
 my %stats;
@@ -251,7 +270,7 @@ my $seconds_left = $node->safe_psql('postgres', q{
 	SELECT extract(epoch FROM (SELECT last_timestamp FROM snowflake_layout()) - clock_timestamp())});
 
 my ($b_status, $b_body, $b_series, $b_type) = scrape($port);
-is($b_status, 200, 'second scrape, after the activity, with the clock 10 s back');
+is($b_status, 200, "second scrape, after the activity, with the clock $back_s s back");
 is($b_series->{pg_exporter_last_scrape_error}{''}, 0, 'no query failed (pg_exporter_last_scrape_error 0)');
 is_deeply([ values %{ $b_series->{pg_exporter_user_queries_load_error} } ], [0],
 	'the query file loaded (pg_exporter_user_queries_load_error 0)');
@@ -287,17 +306,19 @@ is($m->('ids_issued_total', 7), 5003, 'shard 7: 5003 IDs (5000, two single calls
 is($m->('ids_issued_total', 8), 3, 'shard 8: 3 IDs');
 is($m->('ids_issued_total', 9), 0, 'shard 9: none');
 is($m->('waits_total', 7), 2, 'shard 7: two calls waited (the one that got its ID, the refused one with max_clock_wait 0)');
-cmp_ok($m->('wait_seconds_total', 7), '>=', 1, 'shard 7 waited at least a second in all');
+cmp_ok($m->('wait_seconds_total', 7), '>=', (($wait_step_ms // 1000) - 1000) / 1000 - 0.01,
+	'shard 7 waited at least the step the waiting call saw less the lead');
 cmp_ok($m->('wait_seconds_total', 7), '<=', $waited + 0.5, 'no more than the call took');
 is($m->('waits_total', $_), 0, "shard $_: no waits") for 8, 9;
 is($m->('clock_steps_back_total', 7), 2, 'shard 7 saw two backward steps of the clock');
-cmp_ok($m->('largest_clock_step_back_seconds', 7), '>', 8, 'the larger about 10 s');
-cmp_ok($m->('largest_clock_step_back_seconds', 7), '<=', 10.1, 'and not more');
-cmp_ok($m->('lead_seconds', 7), '>', 1, 'with the clock 10 s back, shard 7\'s lead exceeds max_clock_lead');
-cmp_ok($m->('lead_seconds', 7), '<=', 10.1, 'and is at most the step');
+cmp_ok($m->('largest_clock_step_back_seconds', 7), '>=', $largest_step_ms / 1000 - 0.01,
+	"the larger, as the calls reported it ($largest_step_ms ms)");
+cmp_ok($m->('largest_clock_step_back_seconds', 7), '<=', 20.1, 'and not more than the 20 s step');
+cmp_ok($m->('lead_seconds', 7), '>', 1, "with the clock $back_s s back, shard 7's lead exceeds max_clock_lead");
+cmp_ok($m->('lead_seconds', 7), '<=', $back_s + 0.1, 'and is at most the step');
 is($m->('lead_seconds', 9), 0, 'shard 9, which issued nothing, has no lead');
 cmp_ok($m->('mark_headroom_seconds', 7), '>', 0, 'the durable mark lies ahead of the (stepped back) clock');
-cmp_ok($m->('mark_headroom_seconds', 7), '<=', 10 + 1 + 1 + 1, 'by at most the step + lead + 1 s + slack');
+cmp_ok($m->('mark_headroom_seconds', 7), '<=', $back_s + 1 + 1 + 1, 'by at most the step + lead + 1 s + slack');
 cmp_ok($m->('inline_mark_writes_total', 7), '>=', 1, 'the first ID wrote the mark inline');
 is($m->('server_shards'), 3, 'the server used 3 shards');
 is($m->('server_max_shards'), 16, 'of snowflake.max_shards = 16');
@@ -600,20 +621,27 @@ $units->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 is($units->safe_psql('postgres', 'SELECT time_unit_ms FROM snowflake_layout()'), '10',
 	'units: the layout counts time in 10 ms units');
 $units->safe_psql('postgres', 'SELECT count(snowflake_nextval()) FROM generate_series(1, 100)');
-set_clock_ms($units, -5000);
+# 30 s back (a running clock: the call sees the step less the time psql took
+# to start, and the lead shrinks while the queries run; 30 s leaves a loaded
+# machine room), compared with the step the call reported; in units of 10 ms
+# every value would be 100 times larger
+set_clock_ms($units, -30000);
 my ($ur, $uo, $ue);
 $units->psql('postgres', 'SELECT snowflake_nextval()', stdout => \$uo, stderr => \$ue);
-like($ue, qr/ERROR:  could not generate a snowflake ID/, 'units: a call after a 5 s step back is refused');
+like($ue, qr/ERROR:  could not generate a snowflake ID/, 'units: a call after a 30 s step back is refused');
+my ($u_step_ms) = $ue =~ /the clock moved backwards by (\d+) ms/;
 my ($lead, $steps, $largest, $headroom, $refused) = split /\|/, $units->safe_psql('postgres', q{
 	SELECT lead_seconds, clock_steps_back, largest_step_back_seconds, mark_headroom_seconds,
 	       refusals_clock FROM snowflake_metrics() WHERE shard_id = 5});
-cmp_ok($lead, '>', 3, 'units: the lead is about 5 s, in seconds (not units)');
-cmp_ok($lead, '<=', 5.1, 'units: and no more than the step');
+cmp_ok($lead, '>', 3, 'units: the lead is many seconds, in seconds (not units)');
+cmp_ok($lead, '<=', 30.1, 'units: and no more than the step');
 is($steps, 1, 'units: one step back seen');
-cmp_ok($largest, '>', 4, 'units: the step is about 5 s, in seconds');
-cmp_ok($largest, '<=', 5.1, 'units: and not counted in units');
+ok(defined $u_step_ms && $largest >= $u_step_ms / 1000 - 0.02,
+	"units: the step, in seconds, is the one the call reported ($largest s, "
+	  . ($u_step_ms // 'none') . ' ms)');
+cmp_ok($largest, '<=', 30.1, 'units: and not counted in units');
 cmp_ok($headroom, '>', $lead, 'units: the mark lies beyond the last ID');
-cmp_ok($headroom, '<=', 5 + 1 + 1 + 1, 'units: by at most the step + lead + 1 s + slack, in seconds');
+cmp_ok($headroom, '<=', 30 + 1 + 1 + 1, 'units: by at most the step + lead + 1 s + slack, in seconds');
 is($refused, 1, 'units: the refusal counted under clock');
 $units->stop;
 

@@ -1,7 +1,8 @@
 # SnowflakeTest.pm
 #	Helpers shared by the TAP tests that move a server's clock: libfaketime
 #	preloaded into one postmaster only, its clock offset, the reloadable
-#	clock settings, and one shard's counters; and the generator under test.
+#	clock settings, and one shard's counters; and the generator under test;
+#	and the times a server logged things at.
 #
 #	use FindBin;
 #	use lib "$FindBin::RealBin/../perl";
@@ -13,10 +14,15 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use POSIX qw(strftime);
+use PostgreSQL::Test::Utils qw(slurp_file);
 use Test::More;
+use Time::HiRes qw(time);
+use Time::Local qw(timegm);
 
-our @EXPORT = qw($libfaketime set_clock_ms start_faked clock_settings shard_stats
-  generator use_generator check_generator);
+our @EXPORT = qw($libfaketime set_clock_ms freeze_clock_ms thaw_clock_ms
+  start_faked clock_settings shard_stats generator use_generator
+  check_generator log_times);
 
 # Debian's faketime package; tests skip themselves when it is missing.
 our $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
@@ -28,19 +34,58 @@ sub clock_file
 	return $node->basedir . '/faketime.rc';
 }
 
-# Sets a node's clock offset in milliseconds.  The file is replaced
-# atomically (rename), so that every call is exactly one step of the clock.
-sub set_clock_ms
+# Replaces a node's clock file atomically (rename), so that every call is
+# exactly one step of the clock.
+sub write_clock_file
 {
-	my ($node, $offset_ms) = @_;
+	my ($node, $text) = @_;
 	my $file = clock_file($node);
-	my $text = $offset_ms == 0 ? '+0' : sprintf('%+.3f', $offset_ms / 1000);
 	my $tmp  = "$file.tmp";
 	open my $fh, '>', $tmp or die "could not write $tmp: $!";
 	print $fh "$text\n";
 	close $fh or die "could not close $tmp: $!";
 	rename $tmp, $file or die "could not rename $tmp: $!";
 	return;
+}
+
+# Sets a node's clock offset from the real time in milliseconds.
+sub set_clock_ms
+{
+	my ($node, $offset_ms) = @_;
+	write_clock_file($node,
+		$offset_ms == 0 ? '+0' : sprintf('%+.3f', $offset_ms / 1000));
+	return;
+}
+
+# Holds a node's clock still at $unix_ms (milliseconds since 1970): every
+# reading returns exactly that instant until the clock file changes again
+# (libfaketime's absolute "YYYY-MM-DD hh:mm:ss.fff", read in local time as
+# strftime writes it).  A step between two held instants is exact, however
+# long a backend goes without reading the clock: use it to test what a
+# backward step does, not how long anything takes (pg_sleep and the
+# generator's waits for the clock never end while it stands still).  The
+# instant is held half a millisecond in: libfaketime turns the fraction into
+# nanoseconds through a double, which can land a hair below the millisecond
+# written, and a reading in whole milliseconds would be one short.
+sub freeze_clock_ms
+{
+	my ($node, $unix_ms) = @_;
+	my $s = int($unix_ms / 1000);
+	write_clock_file($node,
+		strftime('%Y-%m-%d %H:%M:%S', localtime($s))
+		  . sprintf('.%03d5', $unix_ms - $s * 1000));
+	return;
+}
+
+# Lets a held clock run again from $from_ms: sets the offset from the real
+# time, measured before the file changes, so that no reading after it is
+# earlier than $from_ms (no backward step).  Returns the offset in ms.
+sub thaw_clock_ms
+{
+	my ($node, $from_ms) = @_;
+	my $offset_ms = $from_ms - int(time * 1000);
+	set_clock_ms($node, $offset_ms);
+	return $offset_ms;
 }
 
 # Starts a node with libfaketime preloaded into its postmaster (and so its
@@ -123,6 +168,29 @@ sub check_generator
 	is($node->safe_psql('postgres', 'SHOW snowflake.generator'),
 		generator(), $node->name . ': runs the ' . generator() . ' generator');
 	return;
+}
+
+# The times (seconds, with the milliseconds) at which $node logged the lines
+# that match $re, from byte $offset of its log on, in order.  They come from
+# the log_line_prefix of the test clusters ("%m": the server's own clock when
+# it wrote the line), so they time what the servers did, not when a loaded
+# test got round to looking.  Read as UTC: the differences between them are
+# exact (unless daylight saving time changed between them), and they are Unix
+# times when the log's zone is UTC.  A node whose clock is faked logs its
+# faked time.
+sub log_times
+{
+	my ($node, $re, $offset) = @_;
+	my @times;
+	for my $line (split /\n/, slurp_file($node->logfile, $offset // 0))
+	{
+		next unless $line =~ $re;
+		my ($y, $mo, $d, $h, $mi, $s) =
+		  $line =~ /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d+)?) /
+		  or next;
+		push @times, timegm(0, $mi, $h, $d, $mo - 1, $y) + $s;
+	}
+	return @times;
 }
 
 1;

@@ -7,10 +7,16 @@
 # FAKETIME_DONT_FAKE_MONOTONIC keeps CLOCK_MONOTONIC real, as a real step
 # would; the last part fakes the monotonic clock too.
 #
+# The small steps of (a) are made on a clock held still (freeze_clock_ms,
+# libfaketime's absolute time), so that each is exact and seen by the next
+# generating call however the backends are scheduled; the larger steps of
+# (b) to (f) need a running clock, for the waits, and their bounds allow a
+# descheduled backend.
+#
 # Two limits of this set-up.  (1) A statement that sleeps with pg_sleep()
 # absorbs a backward step (pg_sleep waits until the wall clock reaches its
-# end time), so the generating sessions here are spread over time by CPU
-# work instead.  (2) PostgreSQL 15's postmaster forks background workers from
+# end time) and never ends on a held clock, so the generating sessions here
+# never sleep.  (2) PostgreSQL 15's postmaster forks background workers from
 # signal handlers that interrupt select(), around which libfaketime stops
 # faking; such children, the snowflake mark worker among them, read the real
 # clock.  Here that only keeps the durable mark further ahead.
@@ -80,23 +86,15 @@ sub warned_steps
 	return ($log =~ /WARNING:  the system clock moved backwards by (\d+) ms/g);
 }
 
-# Checks that each warned step matches the step that was made (the reported
-# size is the distance from the previous clock reading, so it can be a
-# little smaller than the step, never larger: for the big steps, made after
-# a few psql sessions, by up to two seconds on a loaded machine).
-sub check_warned_steps
+# Checks that the WARNINGs logged since $offset report exactly @steps, in
+# order: for steps made on a held clock (exact_step_back), which the first
+# call after each sees whole.
+sub check_exact_warned_steps
 {
 	my ($what, $offset, @steps) = @_;
 	my @warned = warned_steps($offset);
-	is(scalar @warned, scalar @steps,
-		"$what: exactly one WARNING per backward step (@steps ms)");
-	for my $i (0 .. $#steps)
-	{
-		my $w = $warned[$i] // -1;
-		my $slack = $steps[$i] >= 1000 ? 2000 : 100;
-		ok($w >= $steps[$i] - $slack && $w <= $steps[$i] + 1,
-			"$what: WARNING $i reports the step of $steps[$i] ms (reported $w ms)");
-	}
+	is("@warned", "@steps",
+		"$what: one WARNING per backward step, each with its exact size (@steps ms)");
 	return;
 }
 
@@ -116,27 +114,35 @@ use_generator($node);
 start_faked($node);
 check_generator($node);
 
-# First, make sure the faked clock really moves the server's clock.
+# First, make sure the faked clock really moves the server's clock.  The
+# server reads its clock between the moments psql is started and returns,
+# however long that takes on a loaded machine: within those two real times
+# plus the offset (1 ms either side for rounding to milliseconds).
 {
-	my $real_ms = sub { int(time * 1000) };
 	my $q = q{SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint};
-	my $delta = sub {
-		my $before = $real_ms->();
+	my $check = sub {
+		my ($offset_ms, $what) = @_;
+		my $before = time * 1000;
 		my $server = $node->safe_psql('postgres', $q);
-		my $after  = $real_ms->();
-		return $server - ($before + $after) / 2;
+		my $after  = time * 1000;
+		ok( $server >= $before + $offset_ms - 1 && $server <= $after + $offset_ms + 1,
+			sprintf('%s (server %d ms from the real time; psql took %d ms)',
+				$what, $server - ($before + $after) / 2, $after - $before));
 	};
-	ok(abs($delta->()) < 500, 'offset +0: server clock agrees with the real clock');
+	$check->(0, 'offset +0: server clock agrees with the real clock');
 	set_clock_ms($node, -2000);
-	my $d = $delta->();
-	ok($d < -1500 && $d > -2500,
-		"offset -2 s: server clock is about 2 s behind (measured ${d} ms)");
+	$check->(-2000, 'offset -2 s: server clock is 2 s behind');
 	set_clock_ms($node, -500);
-	$d = $delta->();
-	ok($d < -300 && $d > -700,
-		"offset -0.5 s: fractional offsets work (measured ${d} ms)");
+	$check->(-500, 'offset -0.5 s: fractional offsets work');
+	my $at = int(time * 1000) - 5250;
+	freeze_clock_ms($node, $at);
+	my $qfloor = q{SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint};
+	is( $node->safe_psql('postgres', "$qfloor UNION ALL $qfloor"),
+		"$at\n$at", 'held clock: every reading is the held instant, to the millisecond');
+	thaw_clock_ms($node, $at);
+	ok($node->safe_psql('postgres', $q) >= $at, 'thawed clock: runs on from the held instant');
 	set_clock_ms($node, 0);
-	ok(abs($delta->()) < 500, 'offset +0 again: server clock back to real time');
+	$check->(0, 'offset +0 again: server clock back to real time');
 }
 
 $node->safe_psql(
@@ -149,26 +155,86 @@ $node->safe_psql(
 		n bigserial);
 	-- no primary key: duplicates are counted, not refused
 	CREATE UNLOGGED TABLE s (n int, id bigint);
-	-- returns n after some CPU work: spreads a batch over time.  (Not
-	-- pg_sleep: it sleeps until the wall clock reaches its end time, so a
-	-- backward step during the sleep would be absorbed by the sleep and
-	-- never be seen by the generator.)
-	CREATE FUNCTION burn(n int, k int) RETURNS int
+	-- a2: generates IDs into s one at a time, in one statement, until a
+	-- row appears in a2_stop (each statement of a VOLATILE function sees
+	-- other sessions' commits), at most 2000000
+	CREATE TABLE a2_stop ();
+	CREATE FUNCTION a2_batch() RETURNS bigint
 	LANGUAGE plpgsql VOLATILE AS $$
-	DECLARE x int := 0;
+	DECLARE i bigint := 0;
 	BEGIN
-		FOR i IN 1..k LOOP x := x + 1; END LOOP;
-		RETURN n;
+		LOOP
+			i := i + 1;
+			INSERT INTO s (n, id) VALUES (i, snowflake_nextval());
+			EXIT WHEN i % 100 = 0 AND EXISTS (SELECT FROM a2_stop);
+			EXIT WHEN i >= 2000000;
+		END LOOP;
+		RETURN i;
 	END $$;
 });
 
 ###########################################################################
 # (a) Small backward steps, within max_clock_lead (1 s), under load.
+#
+# Each step is made on a clock held still (freeze_clock_ms) and waited for,
+# so that it is exact whatever the scheduling.  On a running clock a backend
+# that reads no clock for longer than a step (descheduled on a loaded
+# machine) sees no step at all, only a clock that moved on less than the
+# real time did: the test would assert what scheduling decides.  So each
+# step holds the clock at a base past every reading and every ID so far (a
+# forward jump, which is no step), waits until a generating call has read
+# it (the shard's last ID carries it), then holds it at base - step and
+# waits until a generating call has counted the step.  That call compares
+# base - step with base: it sees exactly the step, and only it warns.
 ###########################################################################
 
+# The shard's last ID's timestamp in ms since 1970 (0 before the first).
+sub last_id_ms
+{
+	return $node->safe_psql(
+		'postgres', qq{
+		SELECT coalesce(max((extract(epoch FROM last_timestamp) * 1000)::bigint), 0)
+		FROM snowflake_stats WHERE shard_id = $shard});
+}
+
+# A base for the next step: past the clock as the server reads it now and
+# past every ID, by 250 ms (more than the IDs a batch can borrow ahead of a
+# held clock meanwhile) from a held clock ($held), by 1 s from a running one
+# (the real time plus $offset_ms, read after the query, just before the
+# clock file is written: a base behind the running clock would be a step).
+sub next_base
+{
+	my ($held, $offset_ms) = @_;
+	my $last = last_id_ms();
+	my $now = $held // int(time * 1000) + $offset_ms + 750;
+	return ($now > $last ? $now : $last) + 250;
+}
+
+# Steps the clock back by exactly $step ms from $base while some session
+# generates; $counted is clock_steps_back before the step.  Returns the
+# instant the clock is held at afterwards.
+sub exact_step_back
+{
+	my ($what, $base, $step, $counted) = @_;
+	freeze_clock_ms($node, $base);
+	ok( $node->poll_query_until(
+			'postgres', qq{
+			SELECT (extract(epoch FROM last_timestamp) * 1000)::bigint >= $base
+			FROM snowflake_stats WHERE shard_id = $shard}),
+		"$what: a generating call read the clock held at the base of the $step ms step");
+	freeze_clock_ms($node, $base - $step);
+	ok( $node->poll_query_until(
+			'postgres', qq{
+			SELECT clock_steps_back > $counted
+			FROM snowflake_stats WHERE shard_id = $shard}),
+		"$what: a generating call saw the $step ms step");
+	return $base - $step;
+}
+
 # (a1) pgbench: several clients insert single rows while the clock steps
-# back by 100, 300, 800, 100 and 300 ms (cumulative offsets, so each write
-# is a step backwards; each sleep lets the clock catch up with the IDs).
+# back by 100, 300, 800, 100 and 300 ms.  pgbench runs until it is told to
+# stop (SIGALRM ends a --time run early, with its report), so that it is
+# still inserting after the last step however long the steps took.
 $node->safe_psql('postgres', 'SELECT snowflake_stats_reset()');
 my $log_offset = -s $node->logfile;
 my $script     = $node->basedir . '/insert_t.sql';
@@ -176,7 +242,8 @@ append_to_file($script, "INSERT INTO t (payload) VALUES (:client_id);\n");
 my ($pb_out, $pb_err) = ('', '');
 my $pgbench = IPC::Run::start(
 	[
-		'pgbench', '--no-vacuum', '--client=4', '--jobs=2', '--time=8',
+		'pgbench', '--no-vacuum', '--client=4', '--jobs=2',
+		'--time=' . ($timeout - 30),
 		"--file=$script", '--host=' . $node->host, '--port=' . $node->port,
 		'postgres'
 	],
@@ -188,17 +255,17 @@ ok($node->poll_query_until('postgres', 'SELECT count(*) > 500 FROM t'),
 
 my @a1_steps  = (100, 300, 800, 100, 300);
 my $offset_ms = 0;
-foreach my $step (@a1_steps)
+my $held;
+foreach my $i (0 .. $#a1_steps)
 {
-	sleep(1.0);
-	$offset_ms -= $step;
-	set_clock_ms($node, $offset_ms);
+	$held = exact_step_back('a1', next_base($held, $offset_ms), $a1_steps[$i], $i);
 }
 my $rows_after_last_step = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
-sleep(0.5);
-ok( $node->safe_psql('postgres', "SELECT count(*) > $rows_after_last_step FROM t") eq 't',
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) > $rows_after_last_step + 100 FROM t"),
 	'a1: pgbench was still inserting after the last step');
 
+$pgbench->signal('ALRM');
 $pgbench->finish;
 is($? >> 8, 0, 'a1: pgbench exited successfully');
 like($pb_out, qr/number of failed transactions: 0 \(0\.000%\)/,
@@ -227,27 +294,15 @@ is( $node->safe_psql('postgres',
 my $st = shard_stats($node, $shard);
 is($st->{clock_steps_back}, scalar @a1_steps,
 	'a1: snowflake_stats counts each backward step once');
-ok( $st->{largest_step_back_ms} >= 700 && $st->{largest_step_back_ms} <= 801,
-	"a1: largest_step_back_ms is the 800 ms step ($st->{largest_step_back_ms})");
+is($st->{largest_step_back_ms}, 800,
+	'a1: largest_step_back_ms is the 800 ms step');
 is($st->{waits},    0, 'a1: steps within the lead made no call wait');
 is($st->{refusals}, 0, 'a1: no call was refused');
-check_warned_steps('a1', $log_offset, @a1_steps);
+check_exact_warned_steps('a1', $log_offset, @a1_steps);
 
-# (a2) One session generates 200000 IDs in one statement, spread over a few
-# seconds by CPU work, while the clock steps back by 100, 300 and 800 ms: in
-# generation order (n) the IDs must strictly increase.  The CPU work per
-# row is calibrated so that the batch lasts 3 s or more (the steps end at
-# about 2 s).
-my $burn_k = 400;
-foreach my $attempt (1 .. 6)
-{
-	my $c0 = time;
-	$node->safe_psql('postgres',
-		"SELECT count(burn(n, $burn_k)) FROM generate_series(1, 20000) n");
-	last if (time - $c0) * 10 >= 3.0;
-	$burn_k *= 2;
-}
-note "a2: burn() iterations per row: $burn_k";
+# (a2) One session generates IDs in one statement (a2_batch(), until told to
+# stop) while the clock steps back by 100, 300 and 800 ms: in generation
+# order (n) the IDs must strictly increase.  The clock stays held from a1.
 $st         = shard_stats($node, $shard);
 $log_offset = -s $node->logfile;
 my ($b_in, $b_out, $b_err) = ('', '', '');
@@ -255,32 +310,31 @@ my $batch = IPC::Run::start(
 	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres') ],
 	'<', \$b_in, '>', \$b_out, '2>', \$b_err,
 	IPC::Run::timeout($timeout));
-$b_in .= qq{
+$b_in .= q{
 SET max_parallel_workers_per_gather = 0;
-\\echo batch-started
-INSERT INTO s (n, id)
-	SELECT burn(n, $burn_k), snowflake_nextval() FROM generate_series(1, 200000) n;
-\\echo batch-finished
+\echo batch-started
+SELECT a2_batch() > 0;
+\echo batch-finished
 };
 ok( pump_until($batch, IPC::Run::timeout($timeout), \$b_out, qr/batch-started/),
 	'a2: batch session started');
 my @a2_steps = (100, 300, 800);
-foreach my $step (@a2_steps)
+foreach my $i (0 .. $#a2_steps)
 {
-	sleep(0.6);
-	$offset_ms -= $step;
-	set_clock_ms($node, $offset_ms);
+	$held = exact_step_back('a2', next_base($held, $offset_ms), $a2_steps[$i],
+		$st->{clock_steps_back} + $i);
 }
-sleep(0.1);
 $batch->pump_nb;
 unlike($b_out, qr/batch-finished/, 'a2: the batch was still running after the last step');
+$node->safe_psql('postgres', 'INSERT INTO a2_stop DEFAULT VALUES');
 $b_in .= "\\q\n";
 $batch->finish;
 is($? >> 8, 0, 'a2: batch session succeeded');
 unlike($b_err, qr/ERROR/, 'a2: no error in the batch session');
+like($b_out, qr/^t$/m, 'a2: the batch generated IDs and stopped when told');
 
-is( $node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM s'),
-	'200000|200000', 'a2: 200000 distinct IDs');
+is( $node->safe_psql('postgres', 'SELECT count(*) > 0 AND count(*) = count(DISTINCT id) FROM s'),
+	't', 'a2: every ID distinct');
 is( $node->safe_psql(
 		'postgres', q{
 	SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM s) x
@@ -291,20 +345,29 @@ my $st2 = shard_stats($node, $shard);
 is($st2->{clock_steps_back} - $st->{clock_steps_back},
 	scalar @a2_steps, 'a2: each backward step counted once');
 is($st2->{waits} - $st->{waits}, 0, 'a2: no call waited');
-check_warned_steps('a2', $log_offset, @a2_steps);
+check_exact_warned_steps('a2', $log_offset, @a2_steps);
 
-# back to the real time (a forward step, which is not a warning)
+# back to the real time: a forward step (no warning) once the real time has
+# passed the held clock and every ID (at most a few hundred ms to wait)
+my $until_ms = ($held > last_id_ms() ? $held : last_id_ms()) + 10;
+sleep(($until_ms - time * 1000) / 1000) while time * 1000 < $until_ms;
 $offset_ms = 0;
 set_clock_ms($node, 0);
 
 ###########################################################################
 # (b) A step beyond the lead but within lead + wait: lead 1 s, wait 5 s,
 #     step back 3 s.  The next call waits about 2 s, then succeeds.
+#
+# The call sees the step less the real time between the clock readings
+# around it (the WARNING's size, w): at most 3 s, and more than the lead
+# unless a loaded machine kept psql from starting for 2 s.  It then waits
+# until the clock has made up w - lead: at least that long, which is what
+# is checked; how much longer depends on scheduling.
 ###########################################################################
 
-$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
 $st         = shard_stats($node, $shard);
 $log_offset = -s $node->logfile;
+$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
 set_clock_ms($node, -3000);
 my ($ret, $out, $err, $elapsed) =
   timed_psql('INSERT INTO t (payload) VALUES (-2) RETURNING id');
@@ -313,17 +376,22 @@ like($out, qr/^\d+$/, 'b: it returned an ID');
 all_above('b: the new ID is greater than every earlier ID',
 	"SELECT min(id) FROM t WHERE payload = -2",
 	"SELECT max(id) FROM t WHERE payload <> -2");
-ok($elapsed > 1.0 && $elapsed < 5.0,
-	sprintf('b: the call waited about step - lead (%.2f s, expected 1 .. 5 s)', $elapsed));
+my @b_warned = warned_steps($log_offset);
+is(scalar @b_warned, 1, 'b: one WARNING for the step');
+my $b_w = $b_warned[0] // 0;
+ok($b_w > 1000 && $b_w <= 3001,
+	"b: it reports the step, less the time between the readings around it ($b_w ms, 1000 .. 3000)");
+ok($elapsed >= ($b_w - 1000) / 1000,
+	sprintf('b: the call waited at least step - lead (%.2f s for %d ms)', $elapsed, $b_w - 1000));
 $st2 = shard_stats($node, $shard);
 ok($st2->{waits} > $st->{waits}, 'b: snowflake_stats.waits increased');
-ok( $st2->{wait_time_ms} - $st->{wait_time_ms} > 1000
-	  && $st2->{wait_time_ms} - $st->{wait_time_ms} < 5000,
-	'b: snowflake_stats.wait_time_ms grew by about the wait');
+my $b_wait_ms = $st2->{wait_time_ms} - $st->{wait_time_ms};
+ok($b_wait_ms > 0 && $b_wait_ms <= $elapsed * 1000 + 1,
+	sprintf('b: snowflake_stats.wait_time_ms grew by the wait (%.0f ms in a call of %.0f ms)',
+		$b_wait_ms, $elapsed * 1000));
 is($st2->{refusals} - $st->{refusals}, 0, 'b: no refusal');
 like($err, qr/WARNING:  the system clock moved backwards by \d+ ms/,
 	'b: the calling session got the WARNING');
-check_warned_steps('b', $log_offset, 3000);
 is( $node->safe_psql(
 		'postgres',
 		q{SELECT snowflake_timestamp(id) <= clock_timestamp() + interval '1 second' FROM t WHERE payload = -2}),
@@ -337,10 +405,10 @@ set_clock_ms($node, 0);
 ###########################################################################
 
 clock_settings($node, 1000, 1000, 1);
-$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
-my $rows_before = $node->safe_psql('postgres', 'SELECT count(*) FROM t');
+my $rows_before = $node->safe_psql('postgres', 'SELECT count(*) FROM t') + 1;
 $st         = shard_stats($node, $shard);
 $log_offset = -s $node->logfile;
+$node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
 set_clock_ms($node, -30000);
 ($ret, $out, $err, $elapsed) = timed_psql(
 	"\\set VERBOSITY verbose\nINSERT INTO t (payload) VALUES (-3) RETURNING id");
@@ -350,19 +418,24 @@ like(
 	qr/ERROR:  58000: could not generate a snowflake ID: the clock moved backwards by \d+ ms/,
 	'c: SQLSTATE 58000 and "the clock moved backwards by N ms"');
 my ($moved) = $err =~ /ERROR:  58000: [^\n]*moved backwards by (\d+) ms/;
-ok(defined $moved && $moved > 25000 && $moved <= 30001,
+# the step less the real time between the readings around it, which a
+# loaded machine may stretch: beyond lead + wait (else no refusal), and
+# exactly what the WARNING reported
+ok(defined $moved && $moved > 2000 && $moved <= 30001,
 	'c: the error reports the size of the step (' . ($moved // 'none') . ' ms)');
+is(join(',', warned_steps($log_offset)), $moved // 'none',
+	'c: one WARNING, for the same step as the error');
 like(
 	$err,
 	qr/DETAIL:  [^\n]*snowflake\.max_clock_lead \(1000 ms\)[^\n]*snowflake\.max_clock_wait \(1000 ms\)/,
 	'c: the detail names snowflake.max_clock_lead and snowflake.max_clock_wait');
-ok($elapsed >= 0.9 && $elapsed < 5.0,
+# at least max_clock_wait (1 s); the upper bound only says "not forever"
+ok($elapsed >= 1.0 && $elapsed < 30.0,
 	sprintf('c: the call failed after waiting max_clock_wait (%.2f s)', $elapsed));
 is($node->safe_psql('postgres', 'SELECT count(*) FROM t'),
 	$rows_before, 'c: no row was inserted');
 $st2 = shard_stats($node, $shard);
 is($st2->{refusals} - $st->{refusals}, 1, 'c: snowflake_stats.refusals increased by one');
-check_warned_steps('c', $log_offset, 30000);
 
 set_clock_ms($node, 0);
 ($ret, $out, $err) = timed_psql('INSERT INTO t (payload) VALUES (-4) RETURNING id');
@@ -372,8 +445,11 @@ all_above('c: and continues above every earlier ID',
 	"SELECT max(id) FROM t WHERE payload <> -4");
 
 ###########################################################################
-# (d) max_clock_lead = 0 (classic generator): a 200 ms step makes the next
-#     call wait about 200 ms, then IDs continue to increase.
+# (d) max_clock_lead = 0 (classic generator): a 1 s step makes the next
+#     call wait until the clock is back where it was, then IDs continue to
+#     increase.  The call sees the step less the real time between the
+#     readings around it (w, the WARNING's size; 1 s leaves a loaded
+#     machine room), and waits at least w, as the server's clock measures.
 ###########################################################################
 
 clock_settings($node, 0, 5000, 1);
@@ -382,17 +458,22 @@ my $bg = $node->background_psql('postgres', on_error_stop => 1);
 $bg->query_safe('SET client_min_messages = error');
 $bg->query_safe('SET max_parallel_workers_per_gather = 0');
 $bg->query_safe('SELECT snowflake_nextval() FROM generate_series(1, 10)');
-$st = shard_stats($node, $shard);
+$st         = shard_stats($node, $shard);
+$log_offset = -s $node->logfile;
 my $d_prev = $bg->query_safe('SELECT snowflake_nextval()');
-set_clock_ms($node, -200);
+set_clock_ms($node, -1000);
 my $d_res = $bg->query_safe(
 	q{SELECT id, round(extract(epoch FROM b - a) * 1000)::int FROM (
 		SELECT clock_timestamp() AS a, snowflake_nextval() AS id,
 		       clock_timestamp() AS b OFFSET 0) x});
 my ($d_id, $d_ms) = split /\|/, $d_res;
 ok($d_id > $d_prev, 'd: the ID after the step is greater than the one before');
-ok($d_ms >= 100 && $d_ms < 1000,
-	"d: with max_clock_lead = 0 the call waited about the step ($d_ms ms)");
+my @d_warned = warned_steps($log_offset);
+my $d_w = $d_warned[0] // 0;
+ok(@d_warned == 1 && $d_w > 0 && $d_w <= 1001,
+	"d: one WARNING, for at most the step (@d_warned ms)");
+ok($d_ms >= $d_w - 1 && $d_ms < 5000 + 1000,
+	"d: with max_clock_lead = 0 the call waited the step it saw ($d_ms ms for $d_w ms)");
 $bg->query_safe(
 	'CREATE TEMP TABLE d AS SELECT n, snowflake_nextval() AS id FROM generate_series(1, 20000) n');
 is( $bg->query_safe(
@@ -438,27 +519,30 @@ sub start_waiter
 	return \%w;
 }
 
-my $w  = start_waiter('waiter');
-my $t0 = time;
+# "Promptly" is timed from the moment the signal was sent (psql's own start
+# is not the backend's business) and bounded well below the 60 s the call
+# would otherwise wait, generously for a loaded machine.
+my $w = start_waiter('waiter');
 is($node->safe_psql('postgres', "SELECT pg_cancel_backend($w->{pid})"),
 	't', 'e: sent query cancel');
+my $t0 = time;
 $w->{run}->finish;
 my $cancel_s = time - $t0;
 isnt($? >> 8, 0, 'e: the cancelled call failed');
 like($w->{err}, qr/ERROR:  canceling statement due to user request/,
 	'e: with "canceling statement due to user request"');
-ok($cancel_s < 2.0, sprintf('e: promptly (%.2f s after the cancel)', $cancel_s));
+ok($cancel_s < 15.0, sprintf('e: promptly (%.2f s after the cancel)', $cancel_s));
 is($w->{out}, '', 'e: the cancelled call returned no ID');
 
-$w  = start_waiter('victim');
-$t0 = time;
+$w = start_waiter('victim');
 is($node->safe_psql('postgres', "SELECT pg_terminate_backend($w->{pid})"),
 	't', 'e: sent pg_terminate_backend');
+$t0 = time;
 $w->{run}->finish;
 my $term_s = time - $t0;
 like($w->{err}, qr/terminating connection due to administrator command/,
 	'e: the waiting backend was terminated');
-ok($term_s < 2.0, sprintf('e: promptly (%.2f s after the terminate)', $term_s));
+ok($term_s < 15.0, sprintf('e: promptly (%.2f s after the terminate)', $term_s));
 ok( $node->poll_query_until(
 		'postgres',
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $w->{pid}"),
@@ -480,13 +564,17 @@ $node->stop;
 clock_settings($node, 1000, 5000, 0);
 start_faked($node, fake_monotonic => 1);
 
+# as in (b): at least the step it saw (w) less the lead
+$log_offset = -s $node->logfile;
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
 set_clock_ms($node, -3000);
 ($ret, $out, $err, $elapsed) =
   timed_psql('INSERT INTO t (payload) VALUES (-7) RETURNING id');
 is($ret, 0, 'f: monotonic faked: the call after a 3 s step succeeds');
-ok($elapsed > 1.0 && $elapsed < 5.0,
-	sprintf('f: monotonic faked: it waited about step - lead (%.2f s)', $elapsed));
+my ($f_w) = (warned_steps($log_offset), 0);
+ok($f_w > 1000 && $f_w <= 3001 && $elapsed >= ($f_w - 1000) / 1000,
+	sprintf('f: monotonic faked: it waited at least step - lead (%.2f s for %d ms)',
+		$elapsed, $f_w - 1000));
 all_above('f: monotonic faked: the new ID is greater than every earlier ID',
 	"SELECT min(id) FROM t WHERE payload = -7",
 	"SELECT max(id) FROM t WHERE payload <> -7");
@@ -500,7 +588,7 @@ set_clock_ms($node, -30000);
 isnt($ret, 0, 'f: monotonic faked: the call after a 30 s step fails');
 like($err, qr/ERROR:  58000: could not generate a snowflake ID/,
 	'f: monotonic faked: with SQLSTATE 58000');
-ok($elapsed >= 0.9 && $elapsed < 5.0,
+ok($elapsed >= 1.0 && $elapsed < 30.0,
 	sprintf('f: monotonic faked: after waiting max_clock_wait (%.2f s)', $elapsed));
 set_clock_ms($node, 0);
 
@@ -511,21 +599,40 @@ set_clock_ms($node, 0);
 clock_settings($node, 1000, 5000, 1);
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
 set_clock_ms($node, -3000);
+# The second step comes once the call is seen waiting (unless a loaded
+# machine let its whole wait pass first); from then on, it waits at most
+# max_clock_wait stretched by the second step, 8 s: bounded generously.
 my %m = (out => '', err => '');
-$t0 = time;
 $m{run} = IPC::Run::start(
 	[
-		'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c',
+		'psql', '-XAtq', '-d',
+		$node->connstr('postgres') . ' application_name=second_step', '-c',
 		'INSERT INTO t (payload) VALUES (-10) RETURNING id'
 	],
 	'>', \$m{out}, '2>', \$m{err},
 	IPC::Run::timeout($timeout));
-sleep(0.7);
+my $m_waiting = 0;
+my $m_deadline = time + $timeout;
+while (time < $m_deadline)
+{
+	$m{run}->pump_nb;
+	last unless $m{run}->pumpable;
+	$m_waiting = $node->safe_psql(
+		'postgres', q{
+		SELECT count(*) FROM pg_stat_activity
+		WHERE application_name = 'second_step' AND wait_event_type = 'Extension'});
+	last if $m_waiting;
+	sleep(0.05);
+}
+note $m_waiting
+  ? 'f: the second step comes during the wait'
+  : 'f: the call ended before it was seen waiting: no second step during the wait';
+$t0 = time;
 set_clock_ms($node, -6000);
 $m{run}->finish;
 my $m_rc = $? >> 8;
 $elapsed = time - $t0;
-ok($elapsed < 9.5,
+ok($elapsed < 30.0,
 	sprintf('f: monotonic faked, second step during the wait: the call ended (%.2f s)',
 		$elapsed));
 if ($m_rc == 0)

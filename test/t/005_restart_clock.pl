@@ -94,6 +94,13 @@ sub timed_psql
 	return ($ret, $out, $err, time - $t0);
 }
 
+# A call that succeeds has waited less than snowflake.max_clock_wait (else it
+# is refused), and one refused has waited at least that long: the code
+# guarantees those.  How long psql takes around the call is the machine's
+# business (over a second to start on a loaded one), so the upper bound on
+# a call's duration only tells a bounded wait from a hang.
+my $hang_s = 30;
+
 sub max_id
 {
 	my ($where) = @_;
@@ -241,7 +248,7 @@ is( $node->safe_psql('postgres',
 		"SELECT snowflake_timestamp($out) <= clock_timestamp() + interval '1 second'"),
 	't',
 	'a: and runs ahead of the (set back) clock by at most max_clock_lead');
-ok($elapsed < 6.5,
+ok($elapsed < $hang_s,
 	sprintf('a: the call returned within max_clock_wait (%.2f s)', $elapsed));
 $st = shard_stats($node, $shard);
 SKIP:
@@ -289,7 +296,7 @@ ok($node->safe_psql('postgres', 'SELECT count(*) > 2000 FROM ids WHERE phase = 3
 ($ret, $out, $err, $elapsed) = timed_psql(
 	'INSERT INTO ids (phase) SELECT 4 FROM generate_series(1, 5000)');
 is($ret, 0, 'b: generation after the crash succeeds');
-ok($elapsed < 6.5,
+ok($elapsed < $hang_s,
 	sprintf('b: the first calls returned within max_clock_wait (%.2f s)', $elapsed));
 check_above('b', 4, $committed_max);
 check_increasing('b', 4);
@@ -325,7 +332,7 @@ like(
 	$err,
 	qr/DETAIL:  [^\n]*snowflake\.max_clock_lead \(1000 ms\)[^\n]*snowflake\.max_clock_wait \(2000 ms\)[^\n]*restarted with its clock behind/,
 	'c: the detail names the settings and the restart with the clock behind');
-ok($elapsed >= 1.5 && $elapsed < 6.0,
+ok($elapsed >= 2.0 && $elapsed < $hang_s,
 	sprintf('c: it failed after waiting max_clock_wait (%.2f s)', $elapsed));
 
 ($ret, $out, $err) = timed_psql('SELECT snowflake_nextval()');
@@ -432,7 +439,7 @@ $committed_max = max_id('true');
 ($ret, $out, $err, $elapsed) = timed_psql(
 	'INSERT INTO ids (phase) SELECT 9 FROM generate_series(1, 5000)');
 is($ret, 0, 'd: generation after the reinitialisation succeeds');
-ok($elapsed < 6.5,
+ok($elapsed < $hang_s,
 	sprintf('d: the first calls returned within max_clock_wait (%.2f s)', $elapsed));
 check_above('d: above the committed IDs', 9, $committed_max);
 check_above('d: above the IDs of the killed transaction', 9, $inflight_max);
@@ -453,7 +460,7 @@ start_faked($node, fake_monotonic => 1);
 ($ret, $out, $err, $elapsed) = timed_psql(
 	'INSERT INTO ids (phase) SELECT 11 FROM generate_series(1, 1000)');
 is($ret, 0, 'e: monotonic faked: generation after a clean restart 3 s back works');
-ok($elapsed < 6.5,
+ok($elapsed < $hang_s,
 	sprintf('e: monotonic faked: within max_clock_wait (%.2f s)', $elapsed));
 check_above('e: monotonic faked, clean restart', 11, $max10);
 check_increasing('e', 11);
@@ -487,7 +494,7 @@ start_faked($node, fake_monotonic => 1);
 ($ret, $out, $err, $elapsed) = timed_psql(
 	'INSERT INTO ids (phase) SELECT 14 FROM generate_series(1, 1000)');
 is($ret, 0, 'e: monotonic faked: generation after a crash, clock 3 s back, works');
-ok($elapsed < 6.5,
+ok($elapsed < $hang_s,
 	sprintf('e: monotonic faked: within max_clock_wait (%.2f s)', $elapsed));
 check_above('e: monotonic faked, crash restart', 14, $max12);
 check_increasing('e', 14);

@@ -23,7 +23,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use SnowflakeTest;
-use Time::HiRes qw(gettimeofday tv_interval usleep);
+use Time::HiRes qw(usleep);
 
 # Runs a statement and reports how it ended: 'ok', or
 # "SQLSTATE|message|detail|hint" of the error it raised.
@@ -281,17 +281,22 @@ my ($s1_issued_0, $s1_waits_0, $s1_exh_0) = split /\|/,
 my ($s2_issued_0, $s2_waits_0) = split /\|/,
   $node->safe_psql('postgres', sprintf($stats_sql, 2));
 
+# What the code guarantees is that no shard 2 call waits (checked below on
+# snowflake_stats); the time, taken by the server's clock around the calls
+# (psql's start is the loaded machine's business), is bounded far below the
+# half minute of clock time the shard 1 batch needs, so that the calls were
+# not held up behind it either.
 my $singles = 3000;
-my $t0 = [gettimeofday];
-$node->safe_psql(
+my $elapsed = $node->safe_psql(
 	'postgres', qq{
+	CREATE TEMP TABLE c2_t0 AS SELECT clock_timestamp() AS t0;
 	CREATE TABLE c2 AS
 	SELECT g AS n, snowflake_nextval(2) AS id FROM generate_series(1, $singles) g;
 	INSERT INTO c2 VALUES ($singles + 1, snowflake_nextval(2));
 	INSERT INTO c2 VALUES ($singles + 2, snowflake_nextval(2));
+	SELECT extract(epoch FROM clock_timestamp() - t0) FROM c2_t0;
 });
-my $elapsed = tv_interval($t0);
-cmp_ok($elapsed, '<', 5,
+cmp_ok($elapsed, '<', 10,
 	"shard 2: $singles single calls returned promptly while shard 1 was saturated");
 
 is( $node->safe_psql(

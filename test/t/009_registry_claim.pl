@@ -25,6 +25,7 @@ use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use EtcdCluster;
 use RegistryTest;
+use SnowflakeTest;
 
 plan skip_all => 'etcd is not installed' unless -x $EtcdCluster::etcd;
 
@@ -89,12 +90,23 @@ is($dups // 0, 0, 'no ID appears twice across the five servers');
 
 ###########################################################################
 # (b) a full pool, then a freed shard taken at once
+#
+# "At once" against "when the lease ran out": with a 30 s lease, renewed
+# every 10 s, a shard whose lease were not revoked would stay taken for at
+# least 20 s after its holder stopped, while a server waiting for a free
+# shard tries again every second.  The time is read from the two servers'
+# logs (the release, the claim), not from the test's clock, which also
+# counts the stop's checkpoint and the test's own queries.  b1 issues an ID
+# before it stops, so that its clean stop lowers the shard's freshness mark
+# to that ID (published, while it holds the shard, up to a renewal period
+# ahead: with no ID issued, it stays there, and b3 would wait for it).
 ###########################################################################
 
 my $prefix_b = '/snowflake/b';
-my $b1 = registry_node('b1', $etcd, prefix => $prefix_b, shards => '7-8', lease => 3);
-my $b2 = registry_node('b2', $etcd, prefix => $prefix_b, shards => '7-8', lease => 3);
-my $b3 = registry_node('b3', $etcd, prefix => $prefix_b, shards => '7-8', lease => 3);
+my $lease_b = 30;
+my $b1 = registry_node('b1', $etcd, prefix => $prefix_b, shards => '7-8', lease => $lease_b);
+my $b2 = registry_node('b2', $etcd, prefix => $prefix_b, shards => '7-8', lease => $lease_b);
+my $b3 = registry_node('b3', $etcd, prefix => $prefix_b, shards => '7-8', lease => $lease_b);
 $_->start for ($b1, $b2);
 $_->safe_psql('postgres', 'CREATE EXTENSION snowflake') for ($b1, $b2);
 wait_generating($_) for ($b1, $b2);
@@ -112,16 +124,20 @@ like($err, qr/DETAIL:  All 2 shards of the pool "7-8" are held by other servers/
 is($b3->safe_psql('postgres', 'SELECT 1'), 1, 'b3: the database is usable for everything else');
 
 my $freed = held_shard($b1);
-my $t0 = time;
+like($b1->safe_psql('postgres', 'SELECT snowflake_nextval()'), qr/^\d+$/, 'b1 generates');
+my $b3_offset = -s $b3->logfile;
 $b1->stop;
 my $b1_port = $b1->port;
 unlike(holder_in_etcd($etcd, $prefix_b, $freed), qr/port $b1_port,/,
 	"b1's clean stop revoked its lease: b1 no longer holds shard $freed in etcd");
 ok($b1->log_contains(qr/released shard $freed/), 'b1 logs the release');
 wait_generating($b3, 'b3 after b1 stopped');
-my $took = time - $t0;
 is(held_shard($b3), $freed, "b3 took the freed shard $freed");
-ok($took < 3, sprintf('b3 took it at once (%.1f s after the stop, lease 3 s)', $took));
+my ($released) = log_times($b1, qr/released shard $freed/);
+my ($claimed) = log_times($b3, qr/claimed shard $freed under lease/, $b3_offset);
+ok( defined $released && defined $claimed && $claimed - $released < $lease_b / 2,
+	sprintf('b3 took it at once (%.1f s after b1 released it, as the logs say; lease %d s)',
+		($claimed // 0) - ($released // 0), $lease_b));
 like($b3->safe_psql('postgres', 'SELECT snowflake_nextval()'), qr/^\d+$/, 'b3 generates');
 
 ###########################################################################

@@ -238,22 +238,34 @@ $l->stop;
 
 SKIP:
 {
-	skip "libfaketime is not installed ($libfaketime)", 3 unless -f $libfaketime;
+	skip "libfaketime is not installed ($libfaketime)", 6 unless -f $libfaketime;
+	# "At the deadline" against "after its wait for the clock": the clock
+	# steps back 40 s, so the call would wait about that long for it (less
+	# the time it took to start), while the lease deadline is at most 2.4 s
+	# (lease 3 s less 1/5) after the last renewal: the two ends lie far apart
+	# whatever the scheduling, and etcd is frozen only once the call is seen
+	# waiting.
 	my $w = registry_node('waiter', $etcd, prefix => '/snowflake/waiter', lease => 3,
 		shard_id => 5);
 	$w->append_conf('postgresql.conf',
-		"snowflake.max_clock_lead = 0\nsnowflake.max_clock_wait = '20s'\n");
+		"snowflake.max_clock_lead = 0\nsnowflake.max_clock_wait = '60s'\n");
 	start_faked($w);
 	$w->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 	wait_generating($w);
 	$w->safe_psql('postgres', 'SELECT count(*) FROM snowflake_nextval_batch(1000)');
-	# the clock steps back 8 s: the next call waits about 8 s for it
-	set_clock_ms($w, -8000);
+	set_clock_ms($w, -40000);
 	my ($stdout, $stderr) = ('', '');
 	my $call = IPC::Run::start(
-		[ 'psql', '-X', '-d', $w->connstr('postgres'), '-c', 'SELECT snowflake_nextval()' ],
+		[
+			'psql', '-X', '-d', $w->connstr('postgres') . ' application_name=waiter',
+			'-c', 'SELECT snowflake_nextval()'
+		],
 		'>', \$stdout, '2>', \$stderr);
-	sleep 0.5;
+	ok( $w->poll_query_until(
+			'postgres', q{
+		SELECT count(*) = 1 FROM pg_stat_activity
+		WHERE application_name = 'waiter' AND wait_event_type = 'Extension'}),
+		'the call waits for the clock');
 	# etcd frozen: no renewal, the lease deadline (<= 2.4 s away) passes while the call waits
 	my @pids = map { $etcd->member($_)->{pid} } 1 .. 3;
 	kill 'STOP', @pids;
@@ -263,7 +275,7 @@ SKIP:
 	kill 'CONT', @pids;
 	like($stderr, qr/cannot generate snowflake IDs: the registry lease of shard 5 is not known to be valid/,
 		'the waiting call refuses once the lease deadline passed');
-	ok($waited < 7, sprintf('at the deadline, not after its wait for the clock (%.1f s)', $waited));
+	ok($waited < 20, sprintf('at the deadline, not after its wait for the clock (%.1f s)', $waited));
 	unlike($stdout, qr/^\s*\d{10,}/m, 'it returned no ID');
 	$etcd->wait_healthy;
 	set_clock_ms($w, 0);
@@ -335,18 +347,37 @@ wait_generating($o, 'the outage server once etcd is back');
 
 ###########################################################################
 # (e) a crash, then a restart: its own shard back at once
+#
+# With a 60 s lease the published freshness mark runs about 50 s ahead of
+# the clock, its own durable mark about 2 s: the first ID after the crash
+# lies below the freshness mark published before it, however long the
+# restart took on a loaded machine (the clock stays below that mark for the
+# better part of a minute).  Had it resumed above that mark, the call would
+# have been refused (50 s is more than max_clock_lead + max_clock_wait).
 ###########################################################################
 
+reconfigure($o, $etcd, prefix => '/snowflake/outage', lease => 60, shard_id => 6);
+$o->restart;
+wait_generating($o, 'with a 60 s lease');
 $o->safe_psql('postgres', 'SELECT count(*) FROM snowflake_nextval_batch(10000)');
+ok($o->poll_query_until('postgres',
+		'SELECT freshness_mark >= lease_deadline FROM snowflake_registry'),
+	'the published freshness mark reaches the lease deadline, 48 s ahead');
 my $before = $o->safe_psql('postgres', 'SELECT snowflake_nextval()');
+my $published = $o->safe_psql('postgres',
+	'SELECT extract(epoch FROM freshness_mark) * 1000 FROM snowflake_registry');
 $o->stop('immediate');
 $o->start;
 wait_generating($o, 'after a crash');
-my $t1 = time;
-($rc, $out, $err) = $o->psql('postgres', 'SELECT snowflake_nextval()');
+($rc, $out, $err) = $o->psql('postgres',
+	q{SELECT id, (extract(epoch FROM snowflake_timestamp(id)) * 1000)::bigint
+	  FROM snowflake_nextval() AS id});
 is($rc, 0, 'the first call after the crash succeeds') or diag($err);
-ok(time - $t1 < 4, sprintf('without waiting for the lease-long mark (%.1f s)', time - $t1));
-ok(($out || 0) > $before, 'and its ID is above every ID before the crash');
+my ($first, $first_ms) = split /\|/, $out;
+ok(defined $first_ms && $first_ms < $published,
+	sprintf('without resuming above (or waiting for) the lease-long mark (%.1f s below it)',
+		($published - ($first_ms // 0)) / 1000));
+ok(($first || 0) > $before, 'and its ID is above every ID before the crash');
 ok($o->log_contains(qr/This server held it before it stopped without releasing it/),
 	'the LOG says it resumed above its own durable mark');
 $o->stop;
