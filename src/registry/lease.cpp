@@ -1081,8 +1081,13 @@ sf_release(SfWorker *w)
 		/* from here on no reservation goes above the final mark */
 		pg_atomic_write_u64(&w->slot->cap, (uint64) final_offset);
 		LWLockRelease(w->slot->lock);
-		if (final_offset >= 0)
-			(void) sf_publish_mark(w, sf_layout.unix_ms_end_of(final_offset), &lost);
+		/*
+		 * The mark was published ahead while the shard was held, idle or
+		 * not: bring it down to what was really issued, so that the next
+		 * holder need not wait for it.  Nothing issued on a shard that had no
+		 * mark: the epoch's first unit.
+		 */
+		(void) sf_publish_mark(w, sf_layout.unix_ms_end_of(Max(final_offset, (int64) 0)), &lost);
 		ereport(LOG,
 				(errmsg("snowflake registry: released shard " INT64_FORMAT, shard)));
 		w->held = -1;
