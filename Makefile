@@ -81,14 +81,17 @@ BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src -I$(shell $(PG_CONF
 PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
 PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
 CORE_SRCS = src/core/layout.cpp src/core/generator.cpp src/core/textform.cpp src/core/shardlist.cpp src/core/records.cpp
-test/unit/core_test: test/unit/core_test.cpp $(CORE_SRCS) src/*/*.hpp src/core/statefile.cpp \
+# one file of tests per module of src/core/ (atomicgen's are atomicgen_test.cpp, below)
+CORE_TESTS = test/unit/layout_test.cpp test/unit/generator_test.cpp test/unit/textform_test.cpp \
+		test/unit/shardlist_test.cpp test/unit/records_test.cpp test/unit/statefile_test.cpp \
+		test/unit/timebound_test.cpp
+test/unit/core_test: $(CORE_TESTS) test/unit/unit_helpers.hpp $(CORE_SRCS) src/*/*.hpp src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/registry/backend_pg.cpp \
-		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp \
-		test/unit/timebound_test.cpp
+		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
 		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
-		test/unit/core_test.cpp test/unit/timebound_test.cpp $(CORE_SRCS) src/core/statefile.cpp \
+		$(CORE_TESTS) $(CORE_SRCS) src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/registry/backend_pg.cpp \
 		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp \
