@@ -31,6 +31,7 @@
 #include <cstring>
 
 #include "state/history.hpp"
+#include "state/fastpath.hpp"
 #include "state/datadir.hpp"
 #include "state/wal.hpp"
 
@@ -69,11 +70,21 @@ sf_live_slot(int64 shard, bool logical, bool may_refuse)
 	bool		damaged = false;
 	const char *failed = NULL;
 
-	if (sf_slot_if_any(shard) != NULL)
+	ShardSlot  *slot = sf_slot_if_any(shard);
+
+	if (slot != NULL && (slot->live_recorded || slot->import_slot))
+		return sf_slot_for_shard(shard, logical, -1);
+
+	/*
+	 * Before the epoch no ID can be issued (the call refuses; a mistaken
+	 * epoch may still be corrected, as for the layout): nothing recorded yet,
+	 * the slot only counts the refusals.  A later call records it.
+	 */
+	now = sf_now_offset();
+	if (now < 0)
 		return sf_slot_for_shard(shard, logical, -1);
 
 	/* the first live ID carries this unit or a later one: see start_above */
-	now = Max(sf_now_offset(), (int64) 0);
 	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
 	if (!sf_read_import_reservation(shard, &reserved_ms, &floor_ms, &error, &damaged))
 		failed = "import reservations";
@@ -123,7 +134,17 @@ sf_live_slot(int64 shard, bool logical, bool may_refuse)
 							 until)));
 		}
 	}
-	return sf_slot_for_shard(shard, logical, start_above);
+	slot = sf_slot_for_shard(shard, logical, start_above);
+	if (!slot->live_recorded)
+	{
+		/* a slot made before the epoch did not start above that */
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		if (sf_slot_last(slot, NULL) < start_above)
+			sf_slot_resume_above(slot, start_above);
+		slot->live_recorded = true;
+		LWLockRelease(slot->lock);
+	}
+	return slot;
 }
 
 /*

@@ -181,6 +181,7 @@ sf_slot_for(int64 shard, bool logical, bool import, int64 start_above, int64 liv
 		slot = sf_slot(used);
 		slot->shard_id = (int32) shard;
 		slot->import_slot = import;
+		slot->live_recorded = false;
 		slot->gen = snowflake::kFreshState;
 		/*
 		 * file_lock (shared) is held until the slot is published, so that a

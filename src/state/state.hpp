@@ -154,6 +154,8 @@ typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
 	LWLock	   *lock;
 	int32		shard_id;
 	bool		import_slot;	/* made for imports (backfill.cpp): never live */
+	volatile bool live_recorded;	/* its live history is in pg_snowflake/live
+									 * (history.cpp; under file_lock) */
 	/* an import slot's shard generated live IDs from..to (layout offsets; -1: never) */
 	int64		live_from;
 	int64		live_to;
