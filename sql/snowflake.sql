@@ -229,16 +229,6 @@ LANGUAGE C VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_registry() IS
 'the shard registry: backend (etcd or postgresql), its endpoints (no password) and the one in use, ID space (prefix), state (off, claiming, held, expired, pool full, unreachable, mark refused, clock skew), shard held with its datacenter and worker, lease and its deadline, last keep-alive, published freshness mark, this server''s clock minus the registry''s (give or take the error), last error, traffic, and whether generation is allowed now';
 
-CREATE VIEW snowflake_registry AS SELECT * FROM snowflake_registry();
-
-COMMENT ON VIEW snowflake_registry IS 'the shard registry, etcd or PostgreSQL (see snowflake_registry())';
-
--- like pg_stat_activity's details: the lease, holders' hosts, ports and data
--- directories are for monitoring roles, not for every login role
-REVOKE ALL ON FUNCTION snowflake_registry() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION snowflake_registry() TO pg_read_all_stats;
-GRANT SELECT ON snowflake_registry TO pg_read_all_stats;
-
 -- 1.3, the registry's replication (issue 25, defect 1): how the PostgreSQL
 -- registry replicates, as the registry worker last saw it, appended to the
 -- snowflake_registry view as registry_replication (the view keeps its other
@@ -254,10 +244,19 @@ COMMENT ON FUNCTION snowflake_registry_replication() IS
 REVOKE ALL ON FUNCTION snowflake_registry_replication() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION snowflake_registry_replication() TO pg_read_all_stats;
 
-CREATE OR REPLACE VIEW snowflake_registry AS
+CREATE VIEW snowflake_registry AS
     SELECT r.*, snowflake_registry_replication() AS registry_replication
     FROM snowflake_registry() r;
+
+COMMENT ON VIEW snowflake_registry IS 'the shard registry, etcd or PostgreSQL (see snowflake_registry())';
+
+-- like pg_stat_activity's details: the lease, holders' hosts, ports and data
+-- directories are for monitoring roles, not for every login role
+REVOKE ALL ON FUNCTION snowflake_registry() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_registry() TO pg_read_all_stats;
+GRANT SELECT ON snowflake_registry TO pg_read_all_stats;
 -- end of the registry's replication block
+
 
 -- Metrics for Prometheus (postgres_exporter with monitoring/snowflake.queries.yml;
 -- docs/monitoring.md): per shard, and for the server and its registry.
@@ -431,7 +430,8 @@ COMMENT ON FUNCTION snowflake_column_max(regclass, name) IS
 -- transaction: any refusal raises an error, so nothing it did stays.  See
 -- README.md, "Converting existing key columns".
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, shard integer,
-                                         drop_sequence boolean DEFAULT true)
+                                         drop_sequence boolean DEFAULT true,
+                                         as_type boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -456,8 +456,9 @@ DECLARE
     users text;
     changes text[] := '{}';
     last_value bigint;
+    sf_type regtype;
 BEGIN
-    IF tbl IS NULL OR col IS NULL OR drop_sequence IS NULL THEN
+    IF tbl IS NULL OR col IS NULL OR drop_sequence IS NULL OR as_type IS NULL THEN
         RAISE EXCEPTION 'snowflake_convert_column: arguments must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
@@ -695,6 +696,21 @@ BEGIN
                                      r.relid, r.seq, coalesce(r.last::text, 'none'));
     END LOOP;
     EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, new_default);
+    -- as_type (1.3): the column becomes of the extension's own type snowflake,
+    -- found by membership, never by name (a rewrite of the table; a negative
+    -- value, a partition key or a bigint column referencing it refuses, and
+    -- then nothing stays)
+    IF as_type THEN
+        SELECT t.oid::pg_catalog.regtype INTO STRICT sf_type
+        FROM pg_catalog.pg_depend d
+        JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+        JOIN pg_catalog.pg_type t ON t.oid = d.objid AND t.typtype = 'b'
+        WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
+          AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e';
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I TYPE %s', tbl, col, sf_type);
+        changes := changes || format('changed its type to %s (JSON built on the server carries it as a string)',
+                                     sf_type);
+    END IF;
     IF old_default IS NOT NULL THEN
         changes := changes || format('replaced DEFAULT %s', old_default);
     END IF;
@@ -733,25 +749,26 @@ BEGIN
 END
 $convert$;
 
-COMMENT ON FUNCTION snowflake_convert_column(regclass, name, integer, boolean) IS
-'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval(shard) in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false';
+COMMENT ON FUNCTION snowflake_convert_column(regclass, name, integer, boolean, boolean) IS
+'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval(shard) in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false; with as_type, also changes the column to the type snowflake';
 
-CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, drop_sequence boolean DEFAULT true)
+CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, drop_sequence boolean DEFAULT true,
+                                         as_type boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $convert$
 BEGIN
-    EXECUTE format('SELECT %I.snowflake_convert_column($1, $2, NULL::integer, $3)',
+    EXECUTE format('SELECT %I.snowflake_convert_column($1, $2, NULL::integer, $3, $4)',
                    (SELECT n.nspname FROM pg_catalog.pg_extension e
                     JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
                     WHERE e.extname = 'snowflake'))
-        USING tbl, col, drop_sequence;
+        USING tbl, col, drop_sequence, as_type;
 END
 $convert$;
 
-COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean) IS
-'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval() in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false';
+COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean) IS
+'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval() in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false; with as_type, also changes the column to the type snowflake';
 
 -- Datacenters (1.2): the shard field is datacenter | worker with
 -- snowflake.datacenter_bits; IMMUTABLE like the other decoders.

@@ -303,3 +303,24 @@ RESET enable_bitmapscan;
 
 DROP TABLE sf_items, sf_refs, sf_events, sf_bigint_events, sf_recent, sf_recent_bigint;
 DROP FUNCTION sf_scans(text, boolean);
+
+-- snowflake_convert_column(..., as_type => true): a bigserial key becomes a
+-- snowflake key with DEFAULT snowflake_nextval(), its rows kept, and JSON
+-- built on the server now carries new IDs as strings
+CREATE TABLE sf_convert (id bigserial PRIMARY KEY, note text);
+INSERT INTO sf_convert (note) VALUES ('a'), ('b');
+SELECT snowflake_convert_column('sf_convert', 'id', as_type => true);
+SELECT format_type(a.atttypid, a.atttypmod) AS type, pg_get_expr(d.adbin, d.adrelid) AS default
+FROM pg_attribute a JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+WHERE a.attrelid = 'sf_convert'::regclass AND a.attname = 'id';
+INSERT INTO sf_convert (note) VALUES ('c');
+SELECT count(*) AS rows, count(*) FILTER (WHERE id > 2) AS new_rows,
+       bool_and(json_typeof(to_json(id)) = 'string') AS json_strings
+FROM sf_convert;
+-- a negative value cannot become a snowflake: refused, nothing stays
+CREATE TABLE sf_convert_neg (id bigserial PRIMARY KEY);
+INSERT INTO sf_convert_neg VALUES (-5);
+SELECT snowflake_convert_column('sf_convert_neg', 'id', as_type => true);
+SELECT format_type(atttypid, atttypmod) AS still FROM pg_attribute
+WHERE attrelid = 'sf_convert_neg'::regclass AND attname = 'id';
+DROP TABLE sf_convert, sf_convert_neg;
