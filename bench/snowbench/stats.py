@@ -1,0 +1,53 @@
+"""Summaries of rounds: the median with the range, per-round ratios, distributions in text.
+
+Every figure of the benchmark is a median of rounds with the smallest and the
+largest round beside it (the range is the machine's noise, shown rather than
+hidden), and every comparison a ratio taken within each round (both sides
+shared that round's noise), then summarised the same way.
+
+What it may call: the standard library only.
+"""
+import statistics
+
+
+def clean(values):
+    return [v for v in values if v is not None]
+
+
+def summary(values):
+    """(median, min, max) of the values that are not None, or (None, None, None)."""
+    v = clean(values)
+    if not v:
+        return (None, None, None)
+    return (statistics.median(v), min(v), max(v))
+
+
+def ratios(num, den):
+    """Per-round ratios num[r] / den[r] (rounds where either is missing or den <= 0 are left out)."""
+    return [a / b for a, b in zip(num, den) if a is not None and b is not None and b > 0]
+
+
+def fmt_range(values, spec=".2f", unit=""):
+    """'1.04 [0.98-1.10]': median [min-max] of the rounds; 'n/a' without data."""
+    m, lo, hi = summary(values)
+    if m is None:
+        return "n/a"
+    return f"{m:{spec}}{unit} [{lo:{spec}}-{hi:{spec}}{unit}]"
+
+
+def sorted_list(values, spec=".2f"):
+    return " ".join(f"{v:{spec}}" for v in sorted(clean(values)))
+
+
+def histogram(values, width=0.1, bar="#"):
+    """Text histogram lines ('0.90-1.00 | ### 3'), bins of the given width, empty bins between kept."""
+    v = clean(values)
+    if not v:
+        return []
+    lo = int(min(v) / width)
+    hi = int(max(v) / width)
+    counts = {}
+    for x in v:
+        counts[int(x / width)] = counts.get(int(x / width), 0) + 1
+    return [f"{b * width:5.2f}-{(b + 1) * width:5.2f} | {bar * counts.get(b, 0)} {counts.get(b, 0)}"
+            for b in range(lo, hi + 1)]
