@@ -109,9 +109,7 @@ rm -rf "$WORK/clockonly"
 # Python runs in the background so that a signal to this script is acted on at
 # once: it is passed on, Python stops its servers, then cleanup runs.
 # (-B: no bytecode files written into the tree)
-if [ "$module" = snowbench.standard ]; then
-  args+=(--command "$command_line")
-fi
+args+=(--command "$command_line")
 PYTHONPATH="$BENCH" python3 -B -m "$module" --work "$WORK" --results "$BENCH/results" ${args[@]+"${args[@]}"} &
 PY=$!
 trap 'kill -TERM $PY 2>/dev/null; wait $PY; exit 130' INT

@@ -22,7 +22,7 @@ import time
 
 from .percall import QUERY, SETUP_SQL
 from .servers import log, rotated
-from .stats import fmt_range, histogram, ratios, sorted_list, summary
+from .stats import fmt_range, histogram, ratios, sorted_list
 
 GENERATORS = ("atomic", "lwlock")
 CONF = """
@@ -150,9 +150,7 @@ def section(p):
     L.append("")
     for g in GENERATORS:
         L.append(f"`{g}`, 2 backends / 1, every round sorted: {sorted_list(c['ratio'][g])}\n")
-        m = summary(c["ratio"][g])
-        width = 0.1 if m[2] is None or m[2] < 4 else 0.5
         L.append("```text")
-        L += histogram(c["ratio"][g], width)
+        L += histogram(c["ratio"][g])
         L.append("```\n")
     return L

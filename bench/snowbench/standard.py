@@ -27,6 +27,7 @@ import traceback
 from . import contention, inserts, percall, provenance
 from .report import Results, write_csv
 from .servers import Server, log
+from .stats import fmt_range, summary
 
 MODES = {
     "full":  dict(percall_rounds=21, percall_n=2_000_000, contention_rounds=31, contention_n=2_000_000,
@@ -48,6 +49,24 @@ def summary_block(res, info):
     if "inserts" in res.parts:
         lines += inserts.summary_lines(res.parts)
     return lines
+
+
+def targets(res):
+    """The targets of issue 27, measured in this run: (text, measured, met or not)."""
+    out = []
+    if "percall" in res.parts:
+        v = res.parts["percall"]["ratios"]["clock"]
+        m = summary(v)[0]
+        out.append(("per call, snowflake_nextval() / clock-only snowbench_clock(), median <= 1.3",
+                    fmt_range(v), m is not None and m <= 1.3))
+    if "contention" in res.parts:
+        c = res.parts["contention"]
+        for g in contention.GENERATORS:
+            v = c["ratio"][g]
+            m = summary(v)[0]
+            out.append((f"{g}: 2 backends / 1 on one shard, CPU per call, median <= 2 over {len(v)} rounds",
+                        fmt_range(v), m is not None and m <= 2))
+    return out
 
 
 def run(args):
@@ -95,13 +114,16 @@ def run(args):
         ("" if parts == list(PARTS) else "-" + "-".join(parts))
     os.makedirs(args.results, exist_ok=True)
     write_csv(os.path.join(args.results, f"{stem}.csv"), res)
-    summary = summary_block(res, info)
+    block = summary_block(res, info)
+    goals = [f"target: {t}: {m}: {'met' if ok else 'NOT MET'}" for t, m, ok in targets(res)]
     L = provenance.header(info, "snowflake benchmark")
     L += ["Method: [bench/README.md](../README.md). Raw rounds: "
           f"[{stem}.csv]({stem}.csv). Every figure: median [min-max] of the rounds; every ratio taken "
           "within each round, then summarised.\n",
           "## Summary\n", "The keys are those of the `<!-- bench: key -->` markers in the README.\n",
-          "```text", *summary, "```\n"]
+          "```text", *block, "```\n"]
+    if goals:
+        L += ["## Targets (issue 27)\n", "```text", *goals, "```\n"]
     for part, mod in (("percall", percall), ("contention", contention), ("inserts", inserts)):
         if part in res.parts:
             L += mod.section(res.parts)
@@ -115,7 +137,7 @@ def run(args):
     print()
     print(text)
     print()
-    print("\n".join(summary))
+    print("\n".join(block + goals))
     log(f"written: {args.results}/{stem}.md and {stem}.csv")
     if res.errors:
         sys.exit(1)

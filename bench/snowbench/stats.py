@@ -39,11 +39,15 @@ def sorted_list(values, spec=".2f"):
     return " ".join(f"{v:{spec}}" for v in sorted(clean(values)))
 
 
-def histogram(values, width=0.1, bar="#"):
-    """Text histogram lines ('0.90-1.00 | ### 3'), bins of the given width, empty bins between kept."""
+def histogram(values, width=None, bar="#"):
+    """Text histogram lines (' 0.90- 1.00 | ### 3'), empty bins between kept; the bin width
+    (0.05, 0.1, 0.2, 0.25, 0.5, 1, ...) gives at most about 15 bins unless given."""
     v = clean(values)
     if not v:
         return []
+    if width is None:
+        span = max(v) - min(v)
+        width = next((w for w in (0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, 5, 10) if span / w <= 15), 20)
     lo = int(min(v) / width)
     hi = int(max(v) / width)
     counts = {}
