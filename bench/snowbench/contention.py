@@ -52,11 +52,12 @@ def waiting(srv):
 
 
 def one_config(srv, backends, expr, n):
-    """CPU ns of each backend's query, and the overlap of the queries (1.0 for one backend)."""
+    """CPU ns of each backend's query, the overlap of the queries (1.0 for one backend), and the
+    share of its query's wall time each backend spent on a CPU (mean of the backends)."""
     script = worker_script(expr, n, max(n // 20, 1000), backends > 1)
     if backends == 1:
         (cpu, t0, t1), = srv.tagged(srv.psql(script))
-        return [int(cpu)], 1.0
+        return [int(cpu)], 1.0, int(cpu) / 1e9 / max(float(t1) - float(t0), 1e-9)
     holder = srv.script_background("SET application_name = 'snowbench_start';\n"
                                    f"SELECT pg_advisory_lock({LOCK}) IS NULL AS x \\gset\n"
                                    "SELECT pg_sleep(3600);\n")
@@ -86,7 +87,8 @@ def one_config(srv, backends, expr, n):
     t0 = [float(r[1]) for r in rows]
     t1 = [float(r[2]) for r in rows]
     overlap = max(0.0, min(t1) - max(t0)) / max(b - a for a, b in zip(t0, t1))
-    return cpu, overlap
+    oncpu = sum(c / 1e9 / max(b - a, 1e-9) for c, a, b in zip(cpu, t0, t1)) / len(cpu)
+    return cpu, overlap, oncpu
 
 
 def run(servers, cfg, res):
@@ -100,10 +102,14 @@ def run(servers, cfg, res):
             raise RuntimeError(f"server {s.name} runs snowflake.generator = {gen}")
     per_call = {(g, b): [] for g in GENERATORS for b in (1, 2)}
     overlap = {g: [] for g in GENERATORS}
+    oncpu = {(g, b): [] for g in GENERATORS for b in (1, 2)}
     for r in range(rounds):
         cpu = {}
         for g, b, e in rotated(configs, r):
-            cpu[(g, b, e)], ov = one_config(servers[g], b, e, n)
+            cpu[(g, b, e)], ov, share = one_config(servers[g], b, e, n)
+            if e != "g":
+                oncpu[(g, b)].append(share)
+                res.add("contention", g, b, r + 1, "on_cpu_share", share)
             if b == 2 and e != "g":
                 overlap[g].append(ov)
                 res.add("contention", g, b, r + 1, "overlap", ov)
@@ -119,7 +125,7 @@ def run(servers, cfg, res):
         log(f"  round {r + 1}: " + ", ".join(
             f"{g} {per_call[(g, 1)][-1]:.0f} -> {per_call[(g, 2)][-1]:.0f} ns" for g in GENERATORS))
     res.parts["contention"] = dict(
-        n=n, rounds=rounds, per_call=per_call, overlap=overlap,
+        n=n, rounds=rounds, per_call=per_call, overlap=overlap, oncpu=oncpu,
         ratio={g: ratios(per_call[(g, 2)], per_call[(g, 1)]) for g in GENERATORS})
 
 
@@ -142,12 +148,17 @@ def section(p):
          "above the baseline (the same query with `g`, run by the same number of backends in the same round), "
          "for 2 backends the mean of the two. The two backends wait on an advisory lock and start together; "
          f"{c['rounds']} rounds, the 8 configurations in an order rotating by round. Median [min-max].\n",
-         "| generator | 1 backend, ns per call | 2 backends, ns per call | 2 / 1 per round | overlap of the 2 queries |",
-         "|---|---:|---:|---:|---:|"]
+         "| generator | 1 backend, ns per call | 2 backends, ns per call | 2 / 1 per round | overlap of the 2 queries "
+         "| on a CPU, 1 backend | on a CPU, 2 backends |",
+         "|---|---:|---:|---:|---:|---:|---:|"]
     for g in GENERATORS:
         L.append(f"| `{g}` | {fmt_range(c['per_call'][(g, 1)], '.1f')} | {fmt_range(c['per_call'][(g, 2)], '.1f')} "
-                 f"| {fmt_range(c['ratio'][g])} | {fmt_range(c['overlap'][g], '.0%')} |")
+                 f"| {fmt_range(c['ratio'][g])} | {fmt_range(c['overlap'][g], '.0%')} "
+                 f"| {fmt_range(c['oncpu'][(g, 1)], '.0%')} | {fmt_range(c['oncpu'][(g, 2)], '.0%')} |")
     L.append("")
+    L.append("Overlap: the part of the longer query's wall time during which both ran. On a CPU: the backend's "
+             "CPU time over its query's wall time; well below 100% means other work shared the cores, and two "
+             "backends then seldom ran at the same instant (less contention than on a quiet machine).\n")
     for g in GENERATORS:
         L.append(f"`{g}`, 2 backends / 1, every round sorted: {sorted_list(c['ratio'][g])}\n")
         L.append("```text")

@@ -119,14 +119,13 @@ def section(p):
          "| expression | CPU ns per call, median [min-max] | ours / it, per round: median [min-max] |",
          "|---|---:|---:|"]
     for k, label, expr, div in pc["exprs"]:
-        if div != 1:
-            expr += f"` (N / {div} calls, baseline scaled) `"
+        note = "" if div == 1 else f" (N / {div} calls, the baseline scaled to them)"
         if k == "baseline":
             L.append(f"| no call: `g` (baseline, ns per row) | {fmt_range(pc['base_per_row'], '.0f')} | |")
         elif k == "ours":
             L.append(f"| **`{expr}`** (ours) | {fmt_range(pc['ns'][k], '.1f')} | 1 |")
         else:
-            L.append(f"| `{expr}` | {fmt_range(pc['ns'][k], '.1f')} | {fmt_range(pc['ratios'][k])} |")
+            L.append(f"| `{expr}`{note} | {fmt_range(pc['ns'][k], '.1f')} | {fmt_range(pc['ratios'][k])} |")
     m = summary(pc["ratios"]["clock"])[0]
     L.append("")
     L.append(f"ours / clock-only (`snowbench_clock()`), per round, sorted: {' '.join(f'{v:.2f}' for v in sorted(pc['ratios']['clock']))}"
