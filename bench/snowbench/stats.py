@@ -27,11 +27,14 @@ def ratios(num, den):
     return [a / b for a, b in zip(num, den) if a is not None and b is not None and b > 0]
 
 
-def fmt_range(values, spec=".2f", unit=""):
-    """'1.04 [0.98-1.10]': median [min-max] of the rounds; 'n/a' without data."""
+def fmt_range(values, spec=None, unit=""):
+    """'1.04 [0.98-1.10]': median [min-max] of the rounds; 'n/a' without data.  Without a spec
+    (ratios): two decimals, four below 0.1."""
     m, lo, hi = summary(values)
     if m is None:
         return "n/a"
+    if spec is None:
+        spec = ".2f" if abs(m) >= 0.1 else ".4f"
     return f"{m:{spec}}{unit} [{lo:{spec}}-{hi:{spec}}{unit}]"
 
 
