@@ -29,6 +29,7 @@ set -euo pipefail
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
 source "$BENCH/../scripts/lib.sh"     # PG_BIN, PG_CONFIG, PATH, as_pg
+source "$BENCH/lib.sh"                # install_clockonly
 
 command_line="bash bench/run.sh${*:+ $*}"
 module=snowbench.standard
@@ -94,16 +95,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The bench-only module, built outside the tree and installed with the same
-# PG_CONFIG as the extension (no JIT bitcode: the servers run with jit = off).
-cp -r "$BENCH/clockonly" "$WORK/clockonly"
-make -s -C "$WORK/clockonly" PG_CONFIG="$PG_CONFIG" with_llvm=no >/dev/null
-if [ -w "$("$PG_CONFIG" --pkglibdir)" ]; then
-  make -s -C "$WORK/clockonly" PG_CONFIG="$PG_CONFIG" with_llvm=no install >/dev/null
-else
-  sudo make -s -C "$WORK/clockonly" PG_CONFIG="$PG_CONFIG" with_llvm=no install >/dev/null
-fi
-rm -rf "$WORK/clockonly"
+install_clockonly "$WORK"       # snowbench_clock(), snowbench_cpu_ns() (bench/lib.sh)
 [ "$(id -u)" -eq 0 ] && chown postgres: "$WORK"
 
 # Python runs in the background so that a signal to this script is acted on at
