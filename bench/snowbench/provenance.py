@@ -38,17 +38,18 @@ def _git(*args):
 
 
 def source():
-    """(commit, dirty) where dirty is 'clean', 'dirty' or a note why it is unknown."""
+    """(commit, 'clean' / 'dirty' / 'unknown', a note)."""
     commit = _git("rev-parse", "HEAD")
     if commit:
         changes = _git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench/results")
-        return commit, ("dirty: uncommitted changes outside bench/results/" if changes else "clean")
+        return commit, ("dirty" if changes else "clean"), \
+            ("uncommitted changes outside bench/results/" if changes else "")
     marker = os.path.join(BENCH, ".source-commit")
     if os.path.exists(marker):
         with open(marker) as f:
             commit, _, dirty = f.read().strip().partition(" ")
-        return commit, (dirty or "unknown") + " (from bench/.source-commit: a copy of that tree)"
-    return "not a git checkout", "unknown"
+        return commit, (dirty.split(":")[0] or "unknown"), "read from bench/.source-commit: a copy of that tree"
+    return "not a git checkout", "unknown", ""
 
 
 def loadavg():
@@ -82,8 +83,8 @@ def _so():
 
 def collect(command):
     """The provenance before the run (the server's version is added by add_server())."""
-    commit, dirty = source()
-    return dict(commit=commit, dirty=dirty, pg="unknown", pg_num=0, cpu=cpu_model(), nproc=os.cpu_count(),
+    commit, dirty, note = source()
+    return dict(commit=commit, dirty=dirty, source_note=note, pg="unknown", pg_num=0, cpu=cpu_model(), nproc=os.cpu_count(),
                 kernel=platform.release(), load_before=loadavg(), load_after=None, started=now(),
                 ended=None, command=command, so=_so())
 
@@ -105,7 +106,7 @@ def header(info, title):
     return [
         f"# {title}\n",
         "| | |", "|---|---|",
-        f"| commit | `{info['commit']}` ({info['dirty']}) |",
+        f"| commit | `{info['commit']}` ({info['dirty']}{'; ' + info['source_note'] if info['source_note'] else ''}) |",
         f"| PostgreSQL | {info['pg']} |",
         f"| CPU | {info['cpu']}, nproc {info['nproc']}, kernel {info['kernel']} |",
         f"| load average (1, 5, 15 min) | before {info['load_before']}; after {info['load_after'] or 'n/a'} |",

@@ -39,10 +39,10 @@ PARTS = ("percall", "contention", "inserts")
 
 
 def summary_block(res, info):
-    lines = [f"# bench summary: commit {info['commit']} ({info['dirty'].split(':')[0]}), "
+    lines = [f"# bench summary: commit {info['commit']} ({info['dirty']}), "
              f"{info['pg'].split(' on ')[0]}, {info['nproc']} x {info['cpu']}, "
              f"load {info['load_before']} -> {info['load_after']}, `{info['command']}`",
-             f"run.pg{info['pg_num'] // 10000} = commit {info['commit'][:12]} ({info['dirty'].split(':')[0]}), "
+             f"run.pg{info['pg_num'] // 10000} = commit {info['commit'][:12]} ({info['dirty']}), "
              f"{info['pg'].split(' (')[0].split(' on ')[0]}, {info['started']:%Y-%m-%d}, {info['nproc']} x "
              f"{info['cpu']}, load {info['load_before'].split()[0]} -> {info['load_after'].split()[0]}"]
     if "percall" in res.parts:
