@@ -19,7 +19,7 @@ import sys
 
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
 # a figure: _tbd_, a number with an optional unit and range, or the run line ("commit ...")
-VALUE = r"(?P<value>_tbd_|commit [^<]*?|-?[0-9][0-9.,]*(?: B)?(?: \[[^\]]*\])?)"
+VALUE = r"(?P<value>_tbd_|commit (?:[0-9a-f]{7,40}|not a git checkout) [^<]*?|-?[0-9][0-9.,]*(?: B)?(?: \[[^\]]*\])?)"
 MARKER = VALUE + r"(?P<space>\s*)<!-- bench: (?P<key>[A-Za-z0-9_.]+) -->"
 
 

@@ -35,7 +35,8 @@ def fmt_range(values, spec=None, unit=""):
         return "n/a"
     if spec is None:
         spec = ".2f" if abs(m) >= 0.1 else ".4f"
-    return f"{m:{spec}}{unit} [{lo:{spec}}-{hi:{spec}}{unit}]"
+    sep = " to " if lo < 0 else "-"           # '[-8.1 to +8.2]', not '[-8.1-+8.2]'
+    return f"{m:{spec}}{unit} [{lo:{spec}}{sep}{hi:{spec}}{unit}]"
 
 
 def sorted_list(values, spec=".2f"):
