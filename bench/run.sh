@@ -55,7 +55,7 @@ if [ -n "$chroot_version" ]; then
   dirty=clean
   [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no -- . ':(exclude)bench/results' 2>/dev/null)" ] &&
     dirty="dirty: uncommitted changes outside bench/results/"
-  echo "$commit $dirty" >"$BENCH/.source-commit"
+  printf '%s %s\n%s\n' "$commit" "$dirty" "$command_line" >"$BENCH/.source-commit"
   trap 'rm -f "$BENCH/.source-commit"' EXIT
   inner=(bash bench/run.sh)
   [ "$module" = snowbench.uuidv7 ] && inner+=(--uuidv7)

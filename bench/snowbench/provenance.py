@@ -47,8 +47,12 @@ def source():
     marker = os.path.join(BENCH, ".source-commit")
     if os.path.exists(marker):
         with open(marker) as f:
-            commit, _, dirty = f.read().strip().partition(" ")
-        return commit, (dirty.split(":")[0] or "unknown"), "read from bench/.source-commit: a copy of that tree"
+            lines = f.read().splitlines() + [""]
+        commit, _, dirty = lines[0].strip().partition(" ")
+        note = "read from bench/.source-commit: a copy of that tree"
+        if lines[1]:
+            note += f", run by `{lines[1]}`"
+        return commit, (dirty.split(":")[0] or "unknown"), note
     return "not a git checkout", "unknown", ""
 
 
