@@ -10,13 +10,15 @@
 set -euo pipefail
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
-source "$BENCH/../scripts/lib.sh"     # PG_BIN, PATH
+source "$BENCH/../scripts/lib.sh"     # PG_BIN, PG_CONFIG, PATH
+source "$BENCH/lib.sh"                # install_clockonly
 
 if [ ! -f "$(pg_config --pkglibdir)/snowflake.so" ]; then
   echo "the snowflake extension is not installed; run 'make && make install' first" >&2
   exit 1
 fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-seqstart.XXXXXX")
+install_clockonly "$WORK"            # snowbench_cpu_ns() for the per-call part
 [ "$(id -u)" -eq 0 ] && chown postgres: "$WORK"
 
 # Stops the servers this run started (by their data directories), removes the folder.
@@ -28,4 +30,5 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-PYTHONPATH="$BENCH" python3 -B -m snowbench.sequence_start --work "$WORK" --results "$BENCH/results" "$@"
+PYTHONPATH="$BENCH" python3 -B -m snowbench.sequence_start --work "$WORK" --results "$BENCH/results" \
+  --command "bash bench/sequence_start.sh${*:+ $*}" "$@"

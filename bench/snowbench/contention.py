@@ -1,360 +1,167 @@
-"""Contention: the two generators (atomic and lwlock) under 1, 2, 4 and 8 backends
-(`bash bench/run.sh --contention`).
+"""Contention: one backend against two on one shard, for both generators.
 
-What it measures: backends call a generator in tight loops, all on one shard
-(one sequence) or each on its own, for snowflake.generator = 'atomic' and
-'lwlock' and for nextval() with cache 1; the same query without a generator is
-the baseline and clock_timestamp() a floor.  Each run is `pgbench -n -c N -j N
--T t` of a one-query script (`SELECT count(f) FROM (SELECT <gen> AS f FROM
-(SELECT generate_series(1, n) AS g) x) s`) that also stores the backend's own
-CPU time for the query (/proc/self/schedstat); interleaved rounds (every
-configuration once per round, the order rotating), medians.  Then the
-throughput module on the atomic generator, default layout.  Writes
-contention.{md,csv,png}.  Nothing is asserted.
+What it measures: on two servers, snowflake.generator = 'atomic' and
+'lwlock' (wide layout, so the ceiling never binds), the CPU time per call of
+snowflake_nextval() (all on shard 0) with one backend alone and with two
+backends calling at the same moment, each measured like percall.py (the
+streaming query between two readings of snowbench_cpu_ns(), minus the
+baseline query `g` run by the same number of backends in the same round).
+The two backends start together: each connects and warms up, then waits on
+an advisory lock this module holds, and both go when it is released; each
+also records when its query started and ended, and the overlap of the two
+is reported.  Per round and generator: 1 backend, 2 backends, their ratio;
+the configurations run in an order rotating from round to round.  On a
+virtual machine the 2-backend figure is often bimodal (the two vCPUs share a
+core, or do not), so the distribution of the per-round ratio is printed, not
+only its median.
 
-What it may call: servers, report, throughput.
-
-    python3 -m snowbench.contention --work DIR --results DIR [--quick] [--replot]
+What it may call: servers, stats, percall (QUERY, SETUP_SQL), report (Results).
 """
-import argparse
-import csv
-import os
-import signal
-import sys
+import subprocess
 import time
 
-from . import throughput
-from .report import Results, fmt, have_gnuplot, machine_info, run_gnuplot, utc_now, verdict, write_csv
-from .servers import Server, log, median, pgbench_tps, rotated
+from .percall import QUERY, SETUP_SQL
+from .servers import log, rotated
+from .stats import fmt_range, histogram, ratios, sorted_list
 
-MODES = {
-    "full": dict(rounds=5, t=2, n=200_000, tput_ids=28_000_000, tput_rounds=3),
-    "quick": dict(rounds=2, t=1, n=100_000, tput_ids=12_000_000, tput_rounds=1),
-}
-BACKENDS = (1, 2, 4, 8)
-
-# Wide layout: 4 million IDs per ms per shard, so the ceiling never binds and
-# the figures are the code's cost; shards 0-7 for "each on its own shard".
+GENERATORS = ("atomic", "lwlock")
 CONF = """
-snowflake.shard_bits = 3
+snowflake.shard_bits = 3        # wide sequence field: 2^22 IDs per ms, a ceiling that never binds
 snowflake.sequence_bits = 22
 snowflake.shard_id = 0
-snowflake.shard_ids = '0-7'
 snowflake.generator = '{generator}'
-max_connections = 40
 """
-# the default-layout server: the sampler of the throughput part
-DEFAULT_SETUP = "CREATE EXTENSION IF NOT EXISTS snowflake;\n" + throughput.SETUP_SQL
-SETUP = ("CREATE EXTENSION IF NOT EXISTS snowflake;\n"
-         "CREATE UNLOGGED TABLE bench_cpu (ns bigint);\n" +
-         "".join(f"CREATE SEQUENCE bench_c1_{i} CACHE 1;\n" for i in range(8)))
-
-# (label, server, expression on one shard, expression each on its own shard)
-GENERATORS = [
-    ("snowflake atomic", "atomic", "snowflake_nextval(0)", "snowflake_nextval(:client_id)"),
-    ("snowflake lwlock", "lwlock", "snowflake_nextval(0)", "snowflake_nextval(:client_id)"),
-    ("nextval() cache 1", "atomic", "nextval('bench_c1_0')", "nextval('bench_c1_:client_id')"),
-]
-BASELINE = ("no generator", "atomic", "g", "g")
-FLOOR = ("clock_timestamp() (a floor)", "atomic", "clock_timestamp()")
-# The backend's own CPU time for the query (from /proc/self/schedstat, in ns)
-# goes into bench_cpu: a figure that time-sharing the 2 cores with other work
-# does not inflate.  generate_series in the select list streams its rows.
-CPU_NOW = "split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint"
-QUERY = (f"SELECT {CPU_NOW} AS t0 \\gset\n"
-         "SELECT count(f) FROM (SELECT {expr} AS f FROM (SELECT generate_series(1, {n}) AS g) x) s;\n"
-         f"INSERT INTO bench_cpu SELECT {CPU_NOW} - :t0;\n")
+LOCK = 727274                   # the advisory lock the backends wait on to start together
+EXPR = "snowflake_nextval()"
 
 
-def configs():
-    """(label, server, placement, backends, expression); N = 1 is measured once."""
-    out = [(FLOOR[0], FLOOR[1], "one", 1, FLOOR[2])]
-    for n in BACKENDS:
-        out.append((BASELINE[0], BASELINE[1], "-", n, BASELINE[2]))
-        for label, srv, one, own in GENERATORS:
-            out.append((label, srv, "one", n, one))
-            if n > 1:
-                out.append((label, srv, "own", n, own))
-    return out
+def worker_script(expr, n, warm_n, barrier):
+    sql = ["SET client_min_messages = warning;\n", QUERY.format(expr=expr, n=warm_n)]
+    if barrier:
+        sql.append(f"SELECT pg_advisory_lock_shared({LOCK}) IS NULL AS x \\gset\n"
+                   f"SELECT pg_advisory_unlock_shared({LOCK}) IS NULL AS x \\gset\n")
+    sql.append("SELECT snowbench_cpu_ns() AS c0, extract(epoch FROM clock_timestamp()) AS t0 \\gset\n")
+    sql.append(QUERY.format(expr=expr, n=n))
+    sql.append("SELECT 'R', snowbench_cpu_ns() - :c0, :t0, extract(epoch FROM clock_timestamp());\n")
+    return "".join(sql)
 
 
-def run(args):
-    cfg = MODES["quick" if args.quick else "full"]
-    ncpu = os.cpu_count() or 1
-    started = time.time()
-    servers = {g: Server(args.work, g, CONF.format(generator=g)) for g in ("atomic", "lwlock")}
-    default = Server(args.work, "default", "snowflake.generator = 'atomic'\n")
-    res = Results()
-    d = os.path.join(args.work, "scripts")
-    os.makedirs(d, exist_ok=True)
+def waiting(srv):
+    return int(srv.value(f"SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = {LOCK} "
+                         "AND NOT granted"))
+
+
+def one_config(srv, backends, expr, n):
+    """CPU ns of each backend's query, the overlap of the queries (1.0 for one backend), and the
+    share of its query's wall time each backend spent on a CPU (mean of the backends)."""
+    script = worker_script(expr, n, max(n // 20, 1000), backends > 1)
+    if backends == 1:
+        (cpu, t0, t1), = srv.tagged(srv.psql(script))
+        return [int(cpu)], 1.0, int(cpu) / 1e9 / max(float(t1) - float(t0), 1e-9)
+    holder = srv.script_background("SET application_name = 'snowbench_start';\n"
+                                   f"SELECT pg_advisory_lock({LOCK}) IS NULL AS x \\gset\n"
+                                   "SELECT pg_sleep(3600);\n")
     try:
-        for s in list(servers.values()) + [default]:
-            s.start()
-        for s in servers.values():
-            s.psql(SETUP)
-        default.psql(DEFAULT_SETUP)
-        info = machine_info(default)
-        info["date"] = utc_now()
-        for s in servers.values():
-            log(f"{s.name}: snowflake.generator = {s.value('SHOW snowflake.generator')}")
-
-        runs = configs()
-        paths = {}
-        for k, (_, _, _, _, expr) in enumerate(runs):
-            path = paths.setdefault(expr, os.path.join(d, f"q{len(paths)}.sql"))
-            with open(path, "w") as f:
-                f.write(QUERY.format(expr=expr, n=cfg["n"]))
-        log(f"contention: {len(runs)} configurations, pgbench -T {cfg['t']}, n = {cfg['n']:,} a query, "
-            f"warm-up and {cfg['rounds']} rounds")
-        for label, srv, place, n, expr in runs:                                  # warm-up
-            servers[srv].pgbench(["-c", str(n), "-j", str(n), "-t", "1", "-f", paths[expr]], d)
-        tps = {(label, place, n): [] for label, _, place, n, _ in runs}
-        cpu = {(label, place, n): [] for label, _, place, n, _ in runs}
-        for r in range(cfg["rounds"]):
-            for label, srv, place, n, expr in rotated(runs, r):
-                s = servers[srv]
-                s.psql("TRUNCATE bench_cpu;")
-                out = s.pgbench(["-c", str(n), "-j", str(n), "-T", str(cfg["t"]), "-f", paths[expr]], d)
-                v = pgbench_tps(out)
-                queries, ns = s.value("SELECT count(*) || ' ' || coalesce(sum(ns), 0) FROM bench_cpu").split()
-                per_row = int(ns) / (int(queries) * cfg["n"]) if int(queries) else None
-                tps[(label, place, n)].append(v)
-                cpu[(label, place, n)].append(per_row)
-                res.add("contention", f"{label} / {place}", n, r + 1, "tps", v)
-                res.add("contention", f"{label} / {place}", n, r + 1, "cpu_ns_per_row", per_row)
-            log(f"  round {r + 1} done")
-
-        # per round: IDs/s, and the CPU time per call above the baseline's per row
-        rows = []
-        for label, _, place, n, _ in runs:
-            if label == BASELINE[0]:
-                continue
-            ids, cost, wall = [], [], []
-            for r in range(cfg["rounds"]):
-                t, tb = tps[(label, place, n)][r], tps[(BASELINE[0], "-", n)][r]
-                ids.append(t * cfg["n"])
-                c, b = cpu[(label, place, n)][r], cpu[(BASELINE[0], "-", n)][r]
-                cost.append(None if c is None or b is None else c - b)
-                # elapsed time per call in each backend, above the baseline's per row
-                wall.append((n / (t * cfg["n"]) - n / (tb * cfg["n"])) * 1e9)
-            rows.append((label, place, n, median(ids), median(cost), median(wall)))
-        base_rows = [(n, median([t * cfg["n"] for t in tps[(BASELINE[0], "-", n)]]),
-                      median(cpu[(BASELINE[0], "-", n)])) for n in BACKENDS]
-        res.parts["contention"] = dict(rows=rows, base=base_rows, n=cfg["n"], t=cfg["t"], ncpu=ncpu)
-
-        # the layout's ceiling, one backend, atomic generator, default layout
-        try:
-            throughput.run(default, dict(tput_ids=cfg["tput_ids"], rounds=cfg["tput_rounds"]), res)
-        except Exception as e:          # report it and go on
-            res.errors["throughput"] = str(e)[-400:]
-            log(f"throughput failed: {e}")
+        deadline = time.time() + 60
+        while srv.value(f"SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = {LOCK} "
+                        "AND granted") != "1":
+            if time.time() > deadline:
+                raise RuntimeError("contention: the start lock was not taken")
+            time.sleep(0.02)
+        workers = [srv.script_background(script) for _ in range(backends)]
+        while waiting(srv) < backends:
+            if time.time() > deadline or any(w.poll() is not None for w in workers):
+                raise RuntimeError("contention: the backends did not reach the start")
+            time.sleep(0.02)
     finally:
-        for s in list(servers.values()) + [default]:
-            s.stop()
-    elapsed = time.time() - started
-    os.makedirs(args.results, exist_ok=True)
-    write_csv(os.path.join(args.results, "contention.csv"), res)
-    write_plot(os.path.join(args.results, "contention.png"), res, args.work)
-    text = write_markdown(os.path.join(args.results, "contention.md"), res, info, cfg, elapsed)
-    print()
-    print(text)
-    log(f"done in {elapsed:.0f} s: {args.results}/contention.md, contention.csv, contention.png")
+        # ends the holder's session, which releases the lock: the backends go
+        srv.value("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                  "WHERE application_name = 'snowbench_start'")
+        try:
+            holder.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            holder.kill()
+            holder.wait()
+    rows = [srv.tagged(srv.finish_script(w))[0] for w in workers]
+    cpu = [int(r[0]) for r in rows]
+    t0 = [float(r[1]) for r in rows]
+    t1 = [float(r[2]) for r in rows]
+    overlap = max(0.0, min(t1) - max(t0)) / max(b - a for a, b in zip(t0, t1))
+    oncpu = sum(c / 1e9 / max(b - a, 1e-9) for c, a, b in zip(cpu, t0, t1)) / len(cpu)
+    return cpu, overlap, oncpu
 
 
-def lookup(rows, label, place, n):
-    for row in rows:
-        if row[0] == label and row[2] == n and (row[1] == place or n == 1):
-            return row
-    return None
+def run(servers, cfg, res):
+    n, rounds = cfg["contention_n"], cfg["contention_rounds"]
+    configs = [(g, b, e) for g in GENERATORS for b in (1, 2) for e in ("g", EXPR)]
+    log(f"contention: 1 and 2 backends on one shard, generators {', '.join(GENERATORS)}, N = {n:,} "
+        f"per backend, {rounds} rounds")
+    for s in servers.values():
+        gen = s.value("SHOW snowflake.generator")
+        if gen != s.name:
+            raise RuntimeError(f"server {s.name} runs snowflake.generator = {gen}")
+    per_call = {(g, b): [] for g in GENERATORS for b in (1, 2)}
+    overlap = {g: [] for g in GENERATORS}
+    oncpu = {(g, b): [] for g in GENERATORS for b in (1, 2)}
+    for r in range(rounds):
+        cpu = {}
+        for g, b, e in rotated(configs, r):
+            cpu[(g, b, e)], ov, share = one_config(servers[g], b, e, n)
+            if e != "g":
+                oncpu[(g, b)].append(share)
+                res.add("contention", g, b, r + 1, "on_cpu_share", share)
+            if b == 2 and e != "g":
+                overlap[g].append(ov)
+                res.add("contention", g, b, r + 1, "overlap", ov)
+            for i, v in enumerate(cpu[(g, b, e)]):
+                res.add("contention", f"{g} {'baseline' if e == 'g' else 'nextval'} backend{i + 1}", b, r + 1,
+                        "query_cpu_ns", v)
+        for g in GENERATORS:
+            for b in (1, 2):
+                # mean over the backends of (query - baseline of the same backend count) / N
+                v = (sum(cpu[(g, b, EXPR)]) / b - sum(cpu[(g, b, "g")]) / b) / n
+                per_call[(g, b)].append(v)
+                res.add("contention", g, b, r + 1, "ns_per_call", v)
+        log(f"  round {r + 1}: " + ", ".join(
+            f"{g} {per_call[(g, 1)][-1]:.0f} -> {per_call[(g, 2)][-1]:.0f} ns" for g in GENERATORS))
+    res.parts["contention"] = dict(
+        n=n, rounds=rounds, per_call=per_call, overlap=overlap, oncpu=oncpu,
+        ratio={g: ratios(per_call[(g, 2)], per_call[(g, 1)]) for g in GENERATORS})
 
 
-def targets(p):
+def summary_lines(p):
     c = p["contention"]
-    rows = c["rows"]
     out = []
-    a1 = lookup(rows, "snowflake atomic", "one", 1)
-    a2 = lookup(rows, "snowflake atomic", "one", 2)
-    a8 = lookup(rows, "snowflake atomic", "one", 8)
-    if a1:
-        out.append(("atomic, 1 backend: at most 45 ns per call (CPU time)", f"{fmt(a1[4])} ns", None if a1[4] is None else a1[4] <= 45))
-    if a1 and a2:
-        out.append(("atomic, 2 backends on one shard: at most 2× the 1-backend cost per call (CPU time)",
-                    f"{fmt(a2[4])} ns vs {fmt(a1[4])} ns: {fmt(a2[4] and a1[4] and a2[4] / a1[4], '.2f')}×",
-                    None if None in (a1[4], a2[4]) else a2[4] <= 2 * a1[4]))
-    if a1 and a8:
-        out.append((f"atomic, 8 backends on one shard ({c['ncpu']} cores): total IDs/s at least the 1-backend figure",
-                    f"{fmt(a8[3])} vs {fmt(a1[3])} IDs/s: {a8[3] / a1[3]:.2f}×", a8[3] >= a1[3]))
-    if "throughput" in p:
-        tp = p["throughput"]
-        for label, steady, *_ in tp["rows"]:
-            frac = None if steady is None else steady / tp["ceiling"]
-            out.append((f"default layout, atomic: one backend with {label} reaches 100% of {tp['ceiling']:,} IDs/s "
-                        "(99.5% or more)", fmt(frac, ".1%"), None if frac is None else frac >= 0.995))
+    for g in GENERATORS:
+        out.append(f"contention.{g}.two_over_one = {fmt_range(c['ratio'][g])}")
+        out.append(f"contention.{g}.one_ns = {fmt_range(c['per_call'][(g, 1)], '.0f')}")
+        out.append(f"contention.{g}.two_ns = {fmt_range(c['per_call'][(g, 2)], '.0f')}")
+    out.append(f"contention.lwlock_over_atomic.two = "
+               f"{fmt_range(ratios(c['per_call'][('lwlock', 2)], c['per_call'][('atomic', 2)]))}")
     return out
 
 
-def write_markdown(path, res, info, cfg, elapsed):
-    p = res.parts
-    L = []
-    add = L.append
-    add("# snowflake contention benchmark\n")
-    add(f"{info['date']}, whole run {elapsed / 60:.1f} min; {info['nproc']} CPUs ({info['cpu']}), "
-        f"{info['pg'].split(' on ')[0]}, extension {info['git']}. Method: `bench/README.md`, "
-        "\"Contention\".\n")
-    if "contention" in p:
-        c = p["contention"]
-        add("## Targets\n")
-        add("| target | measured | |\n|---|---|---|")
-        for t, m, ok in targets(p):
-            add(f"| {t} | {m} | {verdict(ok)} |")
-        add("")
-        add(f"`pgbench -n -c N -j N -T {c['t']}` of `SELECT count(f) FROM (SELECT <gen> AS f FROM "
-            f"(SELECT generate_series(1, {c['n']:,}) AS g) x) s`, {cfg['rounds']} interleaved rounds, medians. "
-            "**ns per call**: the CPU time the backends spent per ID (each query's own CPU time, from "
-            "`/proc/self/schedstat`), minus the same per row for the baseline query (no generator) of the "
-            "same round and N: what a call costs, spinning on a contended cache line included, sleeping "
-            "on a lock not (that shows in the rate). **M/s**: million IDs per second, all backends "
-            f"together (query rate × n, wall clock, {c['ncpu']} cores shared with whatever else runs).\n")
-        add("| generator | placement | " + " | ".join(f"{n} backend{'s' if n > 1 else ''}" for n in BACKENDS)
-            + " |\n|---|---|" + "---:|" * len(BACKENDS))
-        for label, *_ in GENERATORS:
-            for place in ("one", "own"):
-                cells = []
-                for n in BACKENDS:
-                    row = lookup(c["rows"], label, place, n)
-                    cells.append("" if row is None else f"{fmt(row[4])} ns, {row[3] / 1e6:,.1f} M/s")
-                what = "one shard" if not label.startswith("nextval") else "one sequence"
-                if place == "own":
-                    what = "own shard each" if not label.startswith("nextval") else "own sequence each"
-                add(f"| {label} | {what} | " + " | ".join(cells) + " |")
-        fl = lookup(c["rows"], FLOOR[0], "one", 1)
-        if fl:
-            add(f"| `clock_timestamp()` (a function that only reads the clock: a floor) | | "
-                f"{fmt(fl[4])} ns, {fl[3] / 1e6:,.1f} M/s | | | |")
-        add("| no generator (baseline) | | " + " | ".join(f"{fmt(b)} ns per row, {r / 1e6:,.1f} M rows/s"
-                                                      for _, r, b in c["base"]) + " |")
-        add("")
-        add(f"Elapsed time per call in each backend, above the baseline's per row (N / IDs/s, the same "
-            f"for the baseline, subtracted): meaningful while every backend has a core (N ≤ {c['ncpu']}) "
-            "and nothing else runs; it includes the time asleep on a lock.\n")
-        add("| generator | placement | " + " | ".join(f"{n} backend{'s' if n > 1 else ''}"
-                                                  for n in BACKENDS if n <= c["ncpu"])
-            + " |\n|---|---|" + "---:|" * len([n for n in BACKENDS if n <= c["ncpu"]]))
-        for label, *_ in GENERATORS:
-            for place in ("one", "own"):
-                cells = []
-                for n in BACKENDS:
-                    if n > c["ncpu"]:
-                        continue
-                    row = lookup(c["rows"], label, place, n)
-                    cells.append("" if row is None else f"{fmt(row[5])} ns")
-                add(f"| {label} | {place} | " + " | ".join(cells) + " |")
-        add("")
-    if "throughput" in p:
-        tp = p["throughput"]
-        add("## The layout's ceiling, atomic generator\n")
-        add(f"Default layout ({tp['ceiling']:,} IDs/s per shard), one backend, {tp['n']:,} IDs a run "
-            "(the standard run's part 2): the steady rate once the 1 s lead is used up.\n")
-        add("| method | steady IDs/s | of ceiling | unthrottled IDs/s |\n|---|---:|---:|---:|")
-        for label, steady, ramp, overall, net, window, lead_used in tp["rows"]:
-            add(f"| `{label}` | {fmt(steady)} | {fmt(steady and steady / tp['ceiling'], '.1%')} | {fmt(ramp)} |")
-        add("")
-    if res.errors:
-        add("## Errors\n")
-        for part, err in res.errors.items():
-            add(f"- {part}: `{err}`")
-        add("")
-    add("![contention](contention.png)\n")
-    text = "\n".join(L)
-    with open(path, "w") as f:
-        f.write(text)
-    return text
-
-
-def write_plot(path, res, work):
-    if not have_gnuplot() or "contention" not in res.parts:
-        log("no plot (gnuplot missing or no data)")
-        return
-    c = res.parts["contention"]
-    d = os.path.join(work, "plot")
-    os.makedirs(d, exist_ok=True)
-    series = []
-    colours = {"snowflake atomic": "#4472c4", "snowflake lwlock": "#ed7d31", "nextval() cache 1": "#70ad47"}
-    for label, *_ in GENERATORS:
-        for place in ("one", "own"):
-            fn = os.path.join(d, f"{label.split()[1] if label.startswith('snowflake') else 'nextval'}_{place}.dat")
-            with open(fn, "w") as f:
-                for n in BACKENDS:
-                    row = lookup(c["rows"], label, place, n)
-                    if row:
-                        f.write(f"{n} {row[3] / 1e6} {max(row[4] or 1, 1)}\n")
-            series.append((fn, f"{label}, {'one shard' if place == 'one' else 'own shard each'}"
-                           if label.startswith("snowflake") else
-                           f"{label}, {'one sequence' if place == 'one' else 'own sequence each'}",
-                           colours[label], 1 if place == "one" else 2))
-
-    def plot(col):
-        return ", \\\n     ".join(f"'{fn}' using 1:{col} with linespoints lw 2 pt 7 dt {dt} lc rgb '{colour}' "
-                                  f"title '{title}'" for fn, title, colour, dt in series)
-    script = f"""
-set terminal pngcairo size 1400,600 font 'sans,10' noenhanced
-set output '{path}'
-set multiplot layout 1,2
-set grid
-set key below maxrows 2
-set xlabel 'backends (on {c['ncpu']} cores)'
-set logscale x 2
-set xrange [0.8:10]
-set xtics (1, 2, 4, 8)
-set title 'IDs per second, all backends together (millions)'
-set yrange [0:*]
-plot {plot(2)}
-set title 'CPU time per call above the baseline (ns, log scale)'
-set logscale y
-set yrange [*:*]
-plot {plot(3)}
-unset multiplot
-"""
-    run_gnuplot(work, "contention.gp", script)
-
-
-def replot(args):
-    """Redraws the plot from the CSV of the last run (same computation as run())."""
-    raw = {}
-    with open(os.path.join(args.results, "contention.csv")) as f:
-        for row in csv.DictReader(f):
-            if row["part"] == "contention":
-                raw[(row["item"], int(row["clients"]), int(row["round"]), row["metric"])] = \
-                    float(row["value"]) if row["value"] not in ("", "None") else None
-    rounds = max(k[2] for k in raw)
-    n_ids = MODES["full"]["n"] if rounds >= MODES["full"]["rounds"] else MODES["quick"]["n"]
-    rows = []
-    for label, _, place, n, _ in configs():
-        if label == BASELINE[0]:
-            continue
-        key, base = f"{label} / {place}", f"{BASELINE[0]} / -"
-        ids = [raw[(key, n, r, "tps")] * n_ids for r in range(1, rounds + 1)]
-        cost = [raw[(key, n, r, "cpu_ns_per_row")] - raw[(base, n, r, "cpu_ns_per_row")]
-                for r in range(1, rounds + 1)]
-        rows.append((label, place, n, median(ids), median(cost), None))
-    res = Results()
-    res.parts["contention"] = dict(rows=rows, ncpu=os.cpu_count() or 1)
-    write_plot(os.path.join(args.results, "contention.png"), res, args.work)
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="fewer rounds, shorter runs")
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--results", required=True)
-    ap.add_argument("--replot", action="store_true", help="redraw contention.png from contention.csv")
-    args = ap.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if args.replot:
-        replot(args)
-    else:
-        run(args)
-
-
-if __name__ == "__main__":
-    main()
+def section(p):
+    c = p["contention"]
+    L = ["## 2. Contention: one backend, and two on one shard\n",
+         f"`snowflake_nextval()` on shard 0, N = {c['n']:,} calls per backend per query, CPU time per call "
+         "above the baseline (the same query with `g`, run by the same number of backends in the same round), "
+         "for 2 backends the mean of the two. The two backends wait on an advisory lock and start together; "
+         f"{c['rounds']} rounds, the 8 configurations in an order rotating by round. Median [min-max].\n",
+         "| generator | 1 backend, ns per call | 2 backends, ns per call | 2 / 1 per round | overlap of the 2 queries "
+         "| on a CPU, 1 backend | on a CPU, 2 backends |",
+         "|---|---:|---:|---:|---:|---:|---:|"]
+    for g in GENERATORS:
+        L.append(f"| `{g}` | {fmt_range(c['per_call'][(g, 1)], '.1f')} | {fmt_range(c['per_call'][(g, 2)], '.1f')} "
+                 f"| {fmt_range(c['ratio'][g])} | {fmt_range(c['overlap'][g], '.0%')} "
+                 f"| {fmt_range(c['oncpu'][(g, 1)], '.0%')} | {fmt_range(c['oncpu'][(g, 2)], '.0%')} |")
+    L.append("")
+    L.append("Overlap: the part of the longer query's wall time during which both ran. On a CPU: the backend's "
+             "CPU time over its query's wall time; well below 100% means other work shared the cores, and two "
+             "backends then seldom ran at the same instant (less contention than on a quiet machine).\n")
+    for g in GENERATORS:
+        L.append(f"`{g}`, 2 backends / 1, every round sorted: {sorted_list(c['ratio'][g])}\n")
+        L.append("```text")
+        L += histogram(c["ratio"][g])
+        L.append("```\n")
+    return L

@@ -1,119 +1,133 @@
-"""Per-call cost of each generator (part 1 of the standard run).
+"""Per-call cost: what one call of each generator costs the backend, in CPU time.
 
-What it measures: `SELECT count(f) FROM (SELECT <gen> AS f FROM
-generate_series(1, N) g) s`, timed by EXPLAIN (ANALYZE, TIMING OFF, SUMMARY
-ON), minus the same query with `g` instead of a generator, divided by N: ns per
-call of snowflake_nextval(), snowflake_nextval(shard), nextval() (cache 1 and
-1000), gen_random_uuid(), Instagram's PL/pgSQL next_id() and clock_timestamp()
-(a floor).  The generators take turns within each round; medians of the rounds.
-SETUP_SQL creates the sequences and next_id() (part 3 uses them too).
+What it measures: for each expression, in one session per round,
 
-What it may call: servers (a started Server, log, median, rotated) and report
-(Results, fmt, plot_data).
+    cpu0 = snowbench_cpu_ns()
+    SELECT count(f) FROM (SELECT <expr> AS f FROM (SELECT generate_series(1, N) g) x) s
+    cpu1 = snowbench_cpu_ns()
+
+and per call = (cpu1 - cpu0 - baseline) / N, where the baseline is the same
+query with `g` in place of a call, measured in the same round and session.
+The query streams its rows (generate_series in a select list feeds the count
+row by row; `FROM generate_series(...)` would first materialise N rows in a
+tuplestore, which costs more per row than the calls being measured).  CPU time
+of the backend (bench/clockonly's snowbench_cpu_ns(), CLOCK_THREAD_CPUTIME_ID)
+is what the calls cost, whatever else shares the cores; elapsed time is not.
+Every expression runs once per round, after a warm-up in the same session, the
+order rotating from round to round; medians of the rounds with their range,
+and every comparison a ratio per round (ours / theirs), then its median and
+range.  Expressions: snowflake_nextval() (ours), snowbench_clock() (a C
+function that reads the clock ours reads and nothing else: the floor of any
+clock-based generator), clock_timestamp(), nextval() of a sequence with cache 1
+(what bigserial uses), gen_random_uuid(), and uuidv7() on PostgreSQL 18+.
+
+What it may call: servers (a started Server with the snowbench extension),
+stats, report (Results).
 """
-from .report import fmt, plot_data
-from .servers import log, median, rotated
+from .servers import log, rotated
+from .stats import fmt_range, ratios, summary
 
-# Instagram's next_id() (instagram-engineering.com, "Sharding & IDs at Instagram"):
-# 41 bits of ms since their epoch | 13 bits of shard | 10 bits of nextval() % 1024.
 SETUP_SQL = """
-CREATE SEQUENCE bench_seq_c1 CACHE 1;
-CREATE SEQUENCE bench_seq_c1000 CACHE 1000;
-CREATE SEQUENCE insta_seq;
-CREATE FUNCTION next_id(OUT result bigint) AS $$
-DECLARE
-    our_epoch bigint := 1314220021721;
-    seq_id bigint;
-    now_millis bigint;
-    shard_id int := 5;
-BEGIN
-    SELECT nextval('insta_seq') % 1024 INTO seq_id;
-    SELECT FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) INTO now_millis;
-    result := (now_millis - our_epoch) << 23;
-    result := result | (shard_id << 10);
-    result := result | (seq_id);
-END;
-$$ LANGUAGE PLPGSQL;
+CREATE EXTENSION IF NOT EXISTS snowflake;
+CREATE EXTENSION IF NOT EXISTS snowbench;
+CREATE SEQUENCE bench_seq CACHE 1;
 """
-
-GENERATORS = [  # (label, SQL expression)
-    ("no generator (baseline)", "g"),
-    ("clock_timestamp() (floor)", "clock_timestamp()"),
-    ("snowflake_nextval()", "snowflake_nextval()"),
-    ("snowflake_nextval(shard)", "snowflake_nextval(2)"),
-    ("nextval() cache 1", "nextval('bench_seq_c1')"),
-    ("nextval() cache 1000", "nextval('bench_seq_c1000')"),
-    ("gen_random_uuid()", "gen_random_uuid()"),
-    ("PL/pgSQL next_id()", "next_id()"),
-]
+QUERY = "SELECT count(f) FROM (SELECT {expr} AS f FROM (SELECT generate_series(1, {n}) g) x) s;\n"
+OURS = "snowflake_nextval()"
+BASELINE = "g"
 
 
-def run(srv, cfg, res):
-    """1. Per-call cost: query time minus the same query without a generator, per call."""
-    n = cfg["percall_n"]
-    query = "SELECT count(f) FROM (SELECT {gen} AS f FROM generate_series(1, {n}) g) s"
-    gens = GENERATORS
-    log(f"part 1: per-call cost, N = {n:,}, warm-up and {cfg['rounds']} rounds")
-    srv.explain_ms([query.format(gen=g, n=n // 4) for _, g in gens])          # warm-up, not kept
-    times = {label: [] for label, _ in gens}
-    per_call = {label: [] for label, _ in gens}
-    for r in range(cfg["rounds"]):
-        order = rotated(gens, r)
-        ms = dict(zip([label for label, _ in order],
-                      srv.explain_ms([query.format(gen=g, n=n) for _, g in order])))
-        base = ms[gens[0][0]]
-        for label, _ in gens:
-            times[label].append(ms[label])
-            per_call[label].append((ms[label] - base) * 1e6 / n)
-            res.add("percall", label, 1, r + 1, "query_ms", ms[label])
-        log(f"  round {r + 1}: " + ", ".join(f"{label.split(' (')[0]} {ms[label]:.0f} ms" for label, _ in gens))
-    sf = "snowflake_nextval()"
-    seq = "nextval() cache 1"
-    ratios = [a / b for a, b in zip(per_call[sf], per_call[seq]) if b > 0]
-    res.parts["percall"] = dict(
-        n=n, rows=[(label, expr, median(times[label]), median(per_call[label])) for label, expr in gens],
-        sf_vs_seq=median(ratios), per_call=per_call)
+def expressions(pg_num):
+    """(key, label, expression, share of N): the key names the figure in the summary block.
+    gen_random_uuid() and uuidv7() (a getrandom() system call each) cost some 50 times a clock
+    read: they make N / 8 calls, and the baseline is scaled to them, so that a round takes seconds."""
+    out = [
+        ("baseline", "no call (baseline)", BASELINE, 1),
+        ("ours", "snowflake_nextval()", OURS, 1),
+        ("clock", "snowbench_clock() (clock only)", "snowbench_clock()", 1),
+        ("clock_timestamp", "clock_timestamp()", "clock_timestamp()", 1),
+        ("nextval", "nextval() cache 1", "nextval('bench_seq')", 1),
+        ("gen_random_uuid", "gen_random_uuid()", "gen_random_uuid()", 8),
+    ]
+    if pg_num >= 180000:
+        out.append(("uuidv7", "uuidv7()", "uuidv7()", 8))
+    return out
 
 
-def targets(p):
-    """(target, measured, met) rows."""
-    v = p["percall"]["sf_vs_seq"]
-    pc = p["percall"]["per_call"]
-    return [("per-call cost of snowflake_nextval() at most 1/3 of nextval() (cache 1)",
-             f"{fmt(median(pc['snowflake_nextval()']))} ns vs {fmt(median(pc['nextval() cache 1']))} ns: "
-             f"{fmt(v, '.2f')}×", None if v is None else v <= 1 / 3)]
+def measure_script(exprs, warm_n, tag="R"):
+    """A psql script: a warm-up of each (i, expression, n), then each measured between two CPU
+    readings; prints 'tag|i|cpu ns' per expression i."""
+    sql = ["SET client_min_messages = warning;\n"]
+    for _, expr, _ in exprs:
+        sql.append(QUERY.format(expr=expr, n=warm_n))
+    for i, expr, n in exprs:
+        sql.append("SELECT snowbench_cpu_ns() AS c0 \\gset\n")
+        sql.append(QUERY.format(expr=expr, n=n))
+        sql.append(f"SELECT '{tag}', {i}, snowbench_cpu_ns() - :c0;\n")
+    return "".join(sql)
 
 
-def section(p, cfg):
-    """The Markdown lines of part 1."""
+def run(srv, cfg, res, pg_num):
+    n, rounds = cfg["percall_n"], cfg["percall_rounds"]
+    exprs = expressions(pg_num)
+    keys = [k for k, _, _, _ in exprs]
+    calls = {k: n // div for k, _, _, div in exprs}
+    log(f"per call: {len(exprs)} expressions, N = {n:,}, {rounds} rounds")
+    ns = {k: [] for k in keys}                     # per call above the baseline, per round
+    raw = {k: [] for k in keys}                    # CPU ns of the whole query, per round
+    for r in range(rounds):
+        order = rotated(list(range(len(exprs))), r)
+        out = srv.psql(measure_script([(i, exprs[i][2], calls[exprs[i][0]]) for i in order], max(n // 20, 1000)))
+        cpu = {exprs[int(i)][0]: int(v) for i, v in srv.tagged(out)}
+        if set(cpu) != set(keys):
+            raise RuntimeError(f"per call: could not read the CPU times of round {r + 1}")
+        for k in keys:
+            raw[k].append(cpu[k])
+            ns[k].append(None if k == "baseline" else
+                         (cpu[k] - cpu["baseline"] * calls[k] / n) / calls[k])
+            res.add("percall", k, 1, r + 1, "query_cpu_ns", cpu[k])
+            if k != "baseline":
+                res.add("percall", k, 1, r + 1, "ns_per_call", ns[k][-1])
+        log(f"  round {r + 1}: " + ", ".join(f"{k} {ns[k][-1]:.0f}" for k in keys if k != "baseline")
+            + f" ns (baseline {cpu['baseline'] / n:.0f} ns per row)")
+    base_per_row = [v / n for v in raw["baseline"]]
+    cmp = {k: ratios(ns["ours"], ns[k]) for k in keys if k not in ("baseline", "ours")}
+    res.parts["percall"] = dict(n=n, rounds=rounds, exprs=exprs, ns=ns, base_per_row=base_per_row, ratios=cmp)
+
+
+def summary_lines(p):
+    """key = value lines of the summary block (keys match the README's markers)."""
     pc = p["percall"]
-    L = []
-    add = L.append
-    add("## 1. Per-call cost\n")
-    add(f"`SELECT count(f) FROM (SELECT <gen> AS f FROM generate_series(1, {pc['n']:,}) g) s`, "
-        "execution time from `EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON)`, one warm-up round, then "
-        f"{cfg['rounds']} rounds; per call = (time − baseline of the same round) / N. "
-        "Server layout `shard_bits = 3`, `sequence_bits = 22` (4,194,304 IDs per ms: the ceiling never binds).\n")
-    add("| generator | expression | query (median) | per call (median) | vs nextval() cache 1 |\n"
-        "|---|---|---:|---:|---:|")
-    seq = median(pc["per_call"]["nextval() cache 1"])
-    for label, expr, ms, ns in pc["rows"]:
-        rel = "" if label.startswith("no generator") or not seq else f"{ns / seq:.2f}×"
-        add(f"| {label} | `{expr}` | {ms:,.1f} ms | "
-            f"{'—' if label.startswith('no generator') else f'{ns:,.0f} ns'} | {rel} |")
-    add("")
+    out = [f"percall.ours_ns = {fmt_range(pc['ns']['ours'], '.0f')}"]
+    for k, v in pc["ratios"].items():
+        out.append(f"percall.ours_over_{k} = {fmt_range(v)}")
+    for k, _, _, _ in pc["exprs"]:
+        if k not in ("baseline", "ours"):
+            out.append(f"percall.{k}_ns = {fmt_range(pc['ns'][k], '.0f')}")
+    return out
+
+
+def section(p):
+    pc = p["percall"]
+    L = ["## 1. Per call\n",
+         f"`SELECT count(f) FROM (SELECT <expr> AS f FROM (SELECT generate_series(1, {pc['n']:,}) g) x) s`, "
+         "the backend's CPU time (`snowbench_cpu_ns()`) before and after, minus the same query with `g` "
+         f"(no call) in the same round and session, divided by N. {pc['rounds']} rounds, every expression "
+         "once per round after a warm-up, the order rotating; median [min-max] of the rounds. Server: "
+         "`snowflake.shard_bits = 3`, `sequence_bits = 22` (4,194,304 IDs per ms: the layout's ceiling "
+         "never binds, so the figure is the code's cost).\n",
+         "| expression | CPU ns per call, median [min-max] | ours / it, per round: median [min-max] |",
+         "|---|---:|---:|"]
+    for k, label, expr, div in pc["exprs"]:
+        note = "" if div == 1 else f" (N / {div} calls, the baseline scaled to them)"
+        if k == "baseline":
+            L.append(f"| no call: `g` (baseline, ns per row) | {fmt_range(pc['base_per_row'], '.0f')} | |")
+        elif k == "ours":
+            L.append(f"| **`{expr}`** (ours) | {fmt_range(pc['ns'][k], '.1f')} | 1 |")
+        else:
+            L.append(f"| `{expr}`{note} | {fmt_range(pc['ns'][k], '.1f')} | {fmt_range(pc['ratios'][k])} |")
+    m = summary(pc["ratios"]["clock"])[0]
+    L.append("")
+    L.append(f"ours / clock-only (`snowbench_clock()`), per round, sorted: {' '.join(f'{v:.2f}' for v in sorted(pc['ratios']['clock']))}"
+             + ("" if m is None else f" (median {m:.2f})") + "\n")
     return L
-
-
-def panel(p, work):
-    """The gnuplot panel of part 1."""
-    fn = plot_data(work, "percall.dat", [(label.split(" (")[0], max(ns, 0.5)) for label, _, _, ns in p["percall"]["rows"]
-                                         if not label.startswith("no generator")])
-    return f"""
-set title "1. Per-call cost above the baseline query (ns, log scale)"
-set logscale y
-set yrange [1:*]
-set style histogram clustered gap 1
-plot '{fn}' using 2:xtic(1) title '' lc rgb '#4472c4', '' using 0:2:(sprintf('%.0f',$2)) with labels offset 0,0.7 notitle
-unset logscale y
-set yrange [*:*]"""

@@ -4,10 +4,10 @@ What it measures, on two scratch servers of its own configuration (CONF):
 
 - "wide" (snowflake.shard_bits = 3, sequence_bits = 22, as the per-call part of
   the standard run, so the per-shard ceiling never binds): per-call cost of
-  snowflake_nextval() under each setting, SELECT count(f) FROM (SELECT
-  snowflake_nextval() AS f FROM generate_series(1, N)) timed by EXPLAIN ANALYZE,
-  minus the same query without the generator, divided by N; settings alternate
-  round by round, median reported.
+  snowflake_nextval() under each setting, measured as percall.py does (the
+  streaming query between two readings of the backend's CPU time, minus the
+  same query with `g`, divided by N); settings alternate round by round,
+  median [min-max] and the paired difference reported.
 - "default" (the default layout, 12 sequence bits): low traffic, one ID every
   ~2 ms from one session (pg_sleep between calls), under each setting; the
   distribution of id % 4096 (distinct residues, multiples of 4096) and of id % n
@@ -15,19 +15,20 @@ What it measures, on two scratch servers of its own configuration (CONF):
 
 Writes sequence_start.md (and .csv); asserts nothing.
 
-What it may call: servers (Server).
+What it may call: servers (Server), percall (measure_script), stats, provenance.
 
-    python3 -m snowbench.sequence_start --work DIR --results DIR [--quick]
+    python3 -m snowbench.sequence_start --work DIR --results DIR [--quick] [--command C]
 """
 import argparse
 import math
 import os
-import re
-import statistics
 import sys
 import time
 
+from . import provenance
+from .percall import measure_script
 from .servers import Server
+from .stats import fmt_range
 
 CONF = """
 listen_addresses = ''
@@ -62,21 +63,19 @@ def server(work, name, extra=""):
 
 
 def percall(srv, n, rounds):
-    """Per round and setting: base and generator queries alternated 3 times in one
-    session, the fastest of each kept (load spikes of a shared machine only ever add
-    time), per call = (fastest generator - fastest base) / N."""
-    q = "SELECT count(f) FROM (SELECT {g} AS f FROM generate_series(1, {n}) g) s"
-    sql = "".join(f"EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) {q.format(g=g, n=n)};\n"
-                  for g in ("g", "snowflake_nextval()") * 3)
+    """Per round and setting, in one session: the baseline and the generator queries
+    alternated 3 times, each between two readings of the backend's CPU time; the
+    smallest of each kept (other work only ever adds to CPU time, through caches),
+    per call = (generator - baseline) / N."""
+    exprs = [(i % 2, ("g", "snowflake_nextval()")[i % 2], n) for i in range(6)]
     out = {"zero": [], "random": []}
-    set_start(srv, "random")
-    srv.psql(sql)                                   # warm-up
     for r in range(rounds):
         for setting in (("zero", "random") if r % 2 == 0 else ("random", "zero")):
             set_start(srv, setting)
-            t = [float(m) for m in re.findall(r"Execution Time: ([0-9.]+) ms", srv.psql(sql))]
-            base, gen = min(t[0::2]), min(t[1::2])
-            out[setting].append((gen - base) * 1e6 / n)
+            rows = srv.tagged(srv.psql(measure_script(exprs, max(n // 20, 1000))))
+            base = min(int(v) for i, v in rows if i == "0")
+            gen = min(int(v) for i, v in rows if i == "1")
+            out[setting].append((gen - base) / n)
         log(f"  round {r + 1}: zero {out['zero'][-1]:.1f} ns, random {out['random'][-1]:.1f} ns")
     return out
 
@@ -122,8 +121,10 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--results", required=True)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--command", default=" ".join(sys.argv))
     a = ap.parse_args()
-    n, rounds, low_n = (500_000, 3, 1000) if a.quick else (2_000_000, 7, 3000)
+    n, rounds, low_n = (500_000, 11, 1000) if a.quick else (2_000_000, 21, 3000)
+    info = provenance.collect(a.command)
     servers = []
     try:
         wide = server(a.work, "wide", WIDE)
@@ -132,27 +133,28 @@ def main():
         for s in servers:
             s.start()
             s.psql("CREATE EXTENSION snowflake;")
+        wide.psql("CREATE EXTENSION snowbench;")
+        provenance.add_server(info, wide)
         log(f"per-call cost, N = {n:,}, {rounds} rounds, settings alternating")
         pc = percall(wide, n, rounds)
         dist = {}
         for setting in ("zero", "random"):
             log(f"low traffic, {low_n} IDs about 2 ms apart, sequence_start = {setting}")
             dist[setting] = low_traffic(default, setting, low_n)
-        version = default.psql("SHOW server_version").strip()
     finally:
         for s in servers:
             s.stop()
+    provenance.finish(info)
 
-    lines = ["# snowflake.sequence_start: zero against random", "",
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, PostgreSQL {version}, "
-             f"{os.cpu_count()} CPUs. `bash bench/sequence_start.sh{' --quick' if a.quick else ''}`.", "",
-             f"## Per-call cost of `snowflake_nextval()` (N = {n:,}, median of {rounds} rounds; each round the fastest of 3 runs)", "",
-             "| setting | per call (ns) | rounds (ns) |", "|---|---|---|"]
+    lines = provenance.header(info, "snowflake.sequence_start: zero against random")
+    lines += [f"## Per-call cost of `snowflake_nextval()` (backend CPU time, N = {n:,}, {rounds} rounds; "
+              "each round the smallest of 3 runs; median [min-max])", "",
+              "| setting | per call (ns) | rounds (ns) |", "|---|---|---|"]
     for s in ("zero", "random"):
-        lines.append(f"| {s} | {statistics.median(pc[s]):.1f} | "
+        lines.append(f"| {s} | {fmt_range(pc[s], '.1f')} | "
                      + ", ".join(f"{v:.1f}" for v in pc[s]) + " |")
     diffs = [r - z for z, r in zip(pc["zero"], pc["random"])]
-    lines += ["", f"Paired difference random − zero, median over rounds: {statistics.median(diffs):+.1f} ns.",
+    lines += ["", f"Paired difference random − zero, per round: {fmt_range(diffs, '+.1f')} ns.",
               "", f"## Low traffic: `id % 4096` of {low_n:,} IDs issued about 2 ms apart (default layout)", "",
               "| setting | distinct `id % 4096` | IDs with `id % 4096 = 0` | largest `id % 4096` "
               "| entropy (bits, max 12) | `id % 16` buckets min / max (uniform) "

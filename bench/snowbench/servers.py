@@ -2,10 +2,10 @@
 
 What it provides: PG_BIN (the server's binaries, from the environment that
 bench/run.sh sets), as_postgres() and free_port(), Server (initdb, start, stop,
-psql, EXPLAIN ANALYZE timings and pgbench on one scratch server), the parsing of
+psql sessions in the foreground or background, EXPLAIN ANALYZE timings and pgbench on one scratch server), the parsing of
 pgbench's output, and the arithmetic of interleaved rounds: rotated() gives each
-round's order, median() and trimmed_mean() summarise the rounds; log() prints
-progress.
+round's order, median() summarises the rounds (stats.py: medians with their
+range, per-round ratios); log() prints progress.
 
 What it may call: the standard library and PostgreSQL's client programs in
 PG_BIN (initdb, pg_ctl, psql, pgbench).  Nothing else in this package.
@@ -51,15 +51,6 @@ def rotated(items, r):
     """The items in round-robin order, starting with a different one each round."""
     k = r % len(items)
     return items[k:] + items[:k]
-
-
-def trimmed_mean(values, keep=0.99):
-    """Mean of the fastest 99%: drops the rare stalls of a shared machine, which
-    would otherwise land on one script or another at random."""
-    if not values:
-        return None
-    values = sorted(values)[:max(1, int(len(values) * keep))]
-    return sum(values) / len(values)
 
 
 def pgbench_tps(out):
@@ -132,19 +123,34 @@ class Server:
     def value(self, sql, env=None):
         return self.psql(sql, env).strip()
 
-    def psql_background(self, sql):
-        """Starts one psql session running sql; the caller collects it with communicate()."""
-        return subprocess.Popen(
-            [f"{PG_BIN}/psql", "-X", "-q", "-A", "-t", "-F", " ", *self.conn_args(), "-d", "postgres", "-c", sql],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def script_background(self, sql):
+        """Starts one psql session running the script sql (backslash commands allowed);
+        collect it with finish_script()."""
+        p = subprocess.Popen([f"{PG_BIN}/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                              *self.conn_args(), "-d", "postgres"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p.stdin.write(sql)
+        p.stdin.close()
+        return p
+
+    def finish_script(self, p):
+        out, err = p.stdout.read(), p.stderr.read()
+        if p.wait() != 0:
+            raise RuntimeError(f"psql on {self.name} failed: {err.strip()}")
+        return out
 
     def explain_ms(self, statements, env=None):
-        """Execution times (ms) of statements run under EXPLAIN (ANALYZE, TIMING OFF) in one session."""
+        """Execution times (ms) of statements run under EXPLAIN (ANALYZE, TIMING OFF) in one session
+        (uuidv7.py's time-range queries; per-call costs are measured in CPU time, see percall.py)."""
         sql = "".join(f"EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) {s};\n" for s in statements)
         times = [float(m) for m in re.findall(r"Execution Time: ([0-9.]+) ms", self.psql(sql, env))]
         if len(times) != len(statements):
             raise RuntimeError("could not read the execution times")
         return times
+
+    def tagged(self, out, tag="R"):
+        """The rows of psql output whose first field is tag, split on '|' (the tag dropped)."""
+        return [line.split("|")[1:] for line in out.splitlines() if line.startswith(tag + "|")]
 
     def pgbench(self, args, cwd, env=None):
         out = subprocess.run([f"{PG_BIN}/pgbench", "-n", *self.conn_args(), *args, "postgres"],

@@ -37,7 +37,8 @@ import subprocess
 import sys
 import time
 
-from .report import Results, fmt, machine_info, utc_now, write_csv
+from . import provenance
+from .report import Results, fmt, write_csv
 from .servers import PG_BIN, Server, as_postgres, log, median, pgbench_tps, pgbench_transactions, rotated
 
 MODES = {
@@ -129,8 +130,8 @@ def run(args):
             raise SystemExit(f"the uuidv7 comparison needs PostgreSQL 18 or later (uuidv7()); this is "
                              f"{srv.value('SHOW server_version')} in {PG_BIN} (see bench/README.md)")
         srv.psql(SETUP_SQL)
-        info = machine_info(srv)
-        info["date"] = utc_now()
+        info = provenance.collect(args.command)
+        provenance.add_server(info, srv)
         log(f"{mode} run: {len(KEYS)} tables, prefill {cfg['prefill']:,} rows each, {cfg['rounds']} rounds of "
             f"pgbench -c {CLIENTS} -T {cfg['t']} per table")
         sql = ""
@@ -291,11 +292,10 @@ def write_markdown(path, res, info, elapsed):
     cfg = p["cfg"]
     L = []
     add = L.append
-    add("# Primary keys on PostgreSQL 18: snowflake, uuidv7(), gen_random_uuid(), bigserial, identity\n")
-    add(f"Mode **{p['mode']}**, {info['date']}, whole run {elapsed / 60:.1f} min; {info['nproc']} CPUs "
-        f"({info['cpu']}), {info['pg'].split(' on ')[0]}, kernel {info['kernel']}; extension {info['so']}, "
-        f"repository at {info['git']}. `bash bench/run.sh --uuidv7{' --quick' if p['mode'] == 'quick' else ''}`; "
-        "method in `bench/README.md`. Figures are medians of interleaved rounds, with the smallest and largest "
+    provenance.finish(info)
+    L += provenance.header(info, "Primary keys on PostgreSQL 18: snowflake, uuidv7(), gen_random_uuid(), "
+                           "bigserial, identity")
+    add(f"Mode **{p['mode']}**; method in `bench/README.md`. Figures are medians of interleaved rounds, with the smallest and largest "
         "round in brackets (the spread shows the machine's noise); ratios to snowflake are taken within each "
         "round, then the median. Load average (1 minute) of the machine at the start and at the end of the run: "
         f"{p['load'][0]:.1f} and {p['load'][-1]:.1f} on {info['nproc']} CPUs.\n")
@@ -361,6 +361,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="2 short rounds and small tables (a few minutes)")
     ap.add_argument("--work", required=True, help="empty temporary folder for the scratch server")
     ap.add_argument("--results", required=True, help="folder for uuidv7.md and uuidv7.csv")
+    ap.add_argument("--command", default=" ".join(sys.argv))
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     run(args)
