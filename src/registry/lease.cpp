@@ -92,6 +92,26 @@ typedef struct SfWorker
 	char		replication[32];	/* how the registry replicates, as last noted */
 } SfWorker;
 
+/* What one claim of a shard came to (sf_try_shard). */
+enum class SfClaimOutcome
+{
+	Claimed,					/* the shard is ours; *fresh_ms its freshness mark, -1 if none */
+	HeldElsewhere,				/* another server holds it (its description in holder) */
+	MarkRefused,				/* its freshness mark is refused (why in holder; the key is
+								 * not kept) */
+	FailoverPause,				/* the registry failed over lately and takes no claim yet
+								 * (why in holder) */
+	Unreachable,				/* the registry did not answer */
+};
+
+/* The shards one claim tries, in order. */
+typedef struct SfCandidates
+{
+	int64		shard[8];
+	int			count;
+	bool		full;			/* every shard of the pool is held by some server */
+} SfCandidates;
+
 static const char *const kRegistryName = "registry";
 static const char *const kRegistryFile = "pg_snowflake/registry";
 
@@ -438,20 +458,16 @@ sf_watch_skew(SfWorker *w)
 }
 
 /*
- * Tries to create the holder key of one shard.  Returns 1 when claimed (with
- * *fresh_ms the shard's freshness mark, -1 if none), 0 when another server
- * holds it (its description in holder), 2 when the shard's freshness mark is
- * refused (why in holder; the key is not kept), 3 when the registry failed
- * over lately and takes no claim yet (why in holder), -1 when etcd did not
- * answer.
+ * Tries to create the holder key of one shard (SfClaimOutcome says what came
+ * of it).
  */
-static int
+static SfClaimOutcome
 sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t holder_len)
 {
 	SfClaim		c;
 
 	if (sf_backend->claim(shard, w->lease, w->identity, &c) != SF_BACKEND_OK)
-		return -1;
+		return SfClaimOutcome::Unreachable;
 	if (c.paused_until_ms > 0)
 	{
 		char		since[40], until[40];
@@ -469,7 +485,7 @@ sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t hol
 							   "last heartbeats, freshness marks and claims of the old primary.")));
 			w->failover_logged = c.failover_ms;
 		}
-		return 3;
+		return SfClaimOutcome::FailoverPause;
 	}
 	w->epoch_floor_ms = c.epoch_floor_ms;
 	strlcpy(holder, c.holder, holder_len);
@@ -502,11 +518,11 @@ sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t hol
 							(uint64) c.holder_lease, shard)));
 			w->remembered_lease = 0;
 			if (sf_backend->revoke(c.holder_lease) == SF_BACKEND_FAILED)
-				return -1;
+				return SfClaimOutcome::Unreachable;
 			w->reclaimed_own = shard == w->remembered;
 			return sf_try_shard(w, shard, fresh_ms, holder, holder_len);
 		}
-		return 0;
+		return SfClaimOutcome::HeldElsewhere;
 	}
 	if (!sf_check_fresh(shard, c.mark, c.mark_found, fresh_ms, holder, holder_len))
 	{
@@ -523,9 +539,9 @@ sf_try_shard(SfWorker *w, int64 shard, int64 *fresh_ms, char *holder, size_t hol
 			(void) sf_backend->revoke(w->lease);
 			w->lease = 0;
 		}
-		return 2;
+		return SfClaimOutcome::MarkRefused;
 	}
-	return 1;
+	return SfClaimOutcome::Claimed;
 }
 
 /* Publishes a freshness mark (Unix ms); false if it could not. */
@@ -636,7 +652,7 @@ sf_publish_ahead(SfWorker *w, int64 floor_offset)
 	return false;
 }
 
-/* Whether a shard's mark was refused lately (sf_try_shard returned 2). */
+/* Whether a shard's mark was refused lately (sf_try_shard: MarkRefused). */
 static bool
 sf_refused_now(SfWorker *w, int64 shard, int64 now_ns)
 {
@@ -659,140 +675,167 @@ sf_note_refused(SfWorker *w, int64 shard, int64 now_ns)
 	w->refused_until_ns[slot] = now_ns + Max((int64) 10, (int64) sf_registry_lease) * INT64CONST(1000000000);
 }
 
-/* Claims a shard: the explicit one, the remembered one, or a free one of the pool. */
-static void
-sf_claim(SfWorker *w, int64 now_ns)
+/*
+ * Makes sure the worker has a lease: grants one when it has none.  False when
+ * the registry did not answer.
+ */
+static bool
+sf_ensure_lease(SfWorker *w, int64 now_ns)
 {
-	int64		candidates[8];
-	int			ncand = 0;
-	int64		shard_tried = -1;
-	int64		fresh_ms = -1;
-	int64		shard = -1;
-	char		holder[256] = "";
-	int			rc = 0;
-	bool		full = false;
+	int64		id, ttl;
 
-	if (w->lease == 0)
+	if (w->lease != 0)
+		return true;
+	if (sf_backend->grant(sf_registry_lease, &id, &ttl) != SF_BACKEND_OK)
 	{
-		int64		id, ttl;
-
-		if (sf_backend->grant(sf_registry_lease, &id, &ttl) != SF_BACKEND_OK)
-		{
-			sf_unreachable(w, "granting a lease");
-			sf_backoff(w, now_ns);
-			return;
-		}
-		w->lease = id;
-		sf_renewed(w, sf_backend->sent_ns(), ttl);
+		sf_unreachable(w, "granting a lease");
+		sf_backoff(w, now_ns);
+		return false;
 	}
+	w->lease = id;
+	sf_renewed(w, sf_backend->sent_ns(), ttl);
+	return true;
+}
 
-	/*
-	 * The held shards, and with them the registry's clock: a server whose
-	 * clock is surely further from it than snowflake.registry_max_skew
-	 * claims nothing (its IDs would carry its wrong time, and its marks
-	 * would hold up the shard's next holder).
-	 */
+/*
+ * The held shards, and with them the registry's clock: a server whose
+ * clock is surely further from it than snowflake.registry_max_skew
+ * claims nothing (its IDs would carry its wrong time, and its marks
+ * would hold up the shard's next holder).  True when the claim may go on.
+ */
+static bool
+sf_list_held_and_check_skew(SfWorker *w, int64 now_ns)
+{
+	char		what[300];
+	bool		first;
+
 	memset(w->taken, 0, (size_t) (sf_layout.max_shard_id() / 8 + 1));
 	if (sf_backend->list_held(sf_on_held, w) != SF_BACKEND_OK)
 	{
 		sf_unreachable(w, "listing the held shards");
 		sf_backoff(w, now_ns);
-		return;
+		return false;
 	}
 	sf_note_skew(w);
-	if (sf_skew_too_large(w))
-	{
-		char		what[300];
-		bool		first;
+	if (!sf_skew_too_large(w))
+		return true;
+	sf_describe_skew(w, what, sizeof(what));
+	SpinLockAcquire(&sf_reg->mutex);
+	first = sf_reg->state != REG_SKEW;
+	sf_reg->state = REG_SKEW;
+	sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
+	sf_reg->holder[0] = '\0';
+	snprintf(sf_reg->last_error, sizeof(sf_reg->last_error), "%s", what);
+	SpinLockRelease(&sf_reg->mutex);
+	if (first)
+		ereport(LOG,
+				(errmsg("snowflake registry: not claiming a shard: %s", what),
+				 errhint("Check the time synchronisation (NTP) of this server and of the "
+						 "registry; the worker checks again every few seconds.")));
+	w->retry_ns = now_ns + 5 * INT64CONST(1000000000);
+	return false;
+}
 
-		sf_describe_skew(w, what, sizeof(what));
-		SpinLockAcquire(&sf_reg->mutex);
-		first = sf_reg->state != REG_SKEW;
-		sf_reg->state = REG_SKEW;
-		sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
-		sf_reg->holder[0] = '\0';
-		snprintf(sf_reg->last_error, sizeof(sf_reg->last_error), "%s", what);
-		SpinLockRelease(&sf_reg->mutex);
-		if (first)
-			ereport(LOG,
-					(errmsg("snowflake registry: not claiming a shard: %s", what),
-					 errhint("Check the time synchronisation (NTP) of this server and of the "
-							 "registry; the worker checks again every few seconds.")));
-		w->retry_ns = now_ns + 5 * INT64CONST(1000000000);
-		return;
+/*
+ * An explicit shard whose mark was refused lately is not claimed
+ * again until the refusal is forgotten: a claim and a give-back every
+ * backoff would keep a holder key flickering in etcd.  The state and
+ * last_error set by the refusal stay.  False when there is nothing to try.
+ */
+static bool
+sf_pick_explicit(SfWorker *w, int64 now_ns, SfCandidates *cand)
+{
+	if (sf_refused_now(w, sf_shard_id, now_ns))
+	{
+		sf_backoff(w, now_ns);
+		return false;
 	}
+	cand->shard[cand->count++] = sf_shard_id;
+	return true;
+}
 
-	if (sf_shard_id >= 0)
-	{
-		/*
-		 * An explicit shard whose mark was refused lately is not claimed
-		 * again until the refusal is forgotten: a claim and a give-back every
-		 * backoff would keep a holder key flickering in etcd.  The state and
-		 * last_error set by the refusal stay.
-		 */
-		if (sf_refused_now(w, sf_shard_id, now_ns))
-		{
-			sf_backoff(w, now_ns);
-			return;
-		}
-		candidates[ncand++] = sf_shard_id;
-	}
-	else
-	{
-		int64		nfree = 0, nrefused = 0, pick;
+/* Whether shard s of the pool is held by some server (in the last listing). */
+static bool
+sf_taken(SfWorker *w, int64 s)
+{
+	return (w->taken[s / 8] & (1 << (s % 8))) != 0;
+}
 
-		/*
-		 * A claim that got no answer may have been applied: the registry then
-		 * lists the shard as held, under this server's own lease.  Try it
-		 * first, so that it is taken (sf_try_shard) rather than left held
-		 * and unused for as long as this server lives.
-		 */
-		if (w->unanswered >= 0 && w->unanswered != w->remembered && sf_in_pool(w->unanswered))
-			candidates[ncand++] = w->unanswered;
-		if (w->remembered >= 0 && sf_in_pool(w->remembered) &&
-			!sf_refused_now(w, w->remembered, now_ns))
-			candidates[ncand++] = w->remembered;
-		for (int i = 0; i < sf_pool->count; i++)
-			for (int64 s = sf_pool->ranges[i].lo; s <= sf_pool->ranges[i].hi; s++)
-				if (!(w->taken[s / 8] & (1 << (s % 8))))
-				{
-					if (sf_refused_now(w, s, now_ns))
-						nrefused++;
-					else
-						nfree++;
-				}
-		/* a random free shard: servers starting together rarely collide */
-		pick = nfree > 0 ? (int64) (random() % nfree) : 0;
-		for (int i = 0; i < sf_pool->count && ncand < (int) lengthof(candidates); i++)
-			for (int64 s = sf_pool->ranges[i].lo;
-				 s <= sf_pool->ranges[i].hi && ncand < (int) lengthof(candidates); s++)
+/*
+ * Candidates of the pool: the shard of a claim that got no answer, the
+ * remembered one, then free shards from a random one on.  False when every
+ * free shard was refused lately (the state says so) and there is nothing to
+ * try.
+ */
+static bool
+sf_pick_from_pool(SfWorker *w, int64 now_ns, SfCandidates *cand)
+{
+	const int	max = (int) lengthof(cand->shard);
+	int64		nfree = 0, nrefused = 0, pick;
+
+	/*
+	 * A claim that got no answer may have been applied: the registry then
+	 * lists the shard as held, under this server's own lease.  Try it
+	 * first, so that it is taken (sf_try_shard) rather than left held
+	 * and unused for as long as this server lives.
+	 */
+	if (w->unanswered >= 0 && w->unanswered != w->remembered && sf_in_pool(w->unanswered))
+		cand->shard[cand->count++] = w->unanswered;
+	if (w->remembered >= 0 && sf_in_pool(w->remembered) &&
+		!sf_refused_now(w, w->remembered, now_ns))
+		cand->shard[cand->count++] = w->remembered;
+	for (int i = 0; i < sf_pool->count; i++)
+		for (int64 s = sf_pool->ranges[i].lo; s <= sf_pool->ranges[i].hi; s++)
+			if (!sf_taken(w, s))
 			{
-				if ((w->taken[s / 8] & (1 << (s % 8))) || sf_refused_now(w, s, now_ns) ||
-					sf_import_shard(s))
-					continue;		/* held, refused lately, or kept for imports */
-				if (pick > 0)
-				{
-					pick--;
-					continue;
-				}
-				if (s != w->remembered && s != w->unanswered)
-					candidates[ncand++] = s;
+				if (sf_refused_now(w, s, now_ns))
+					nrefused++;
+				else
+					nfree++;
 			}
-		full = nfree == 0 && nrefused == 0;
-		if (ncand == 0 && nrefused > 0 && nfree == 0)
+	/* a random free shard: servers starting together rarely collide */
+	pick = nfree > 0 ? (int64) (random() % nfree) : 0;
+	for (int i = 0; i < sf_pool->count && cand->count < max; i++)
+		for (int64 s = sf_pool->ranges[i].lo; s <= sf_pool->ranges[i].hi && cand->count < max; s++)
 		{
-			/* every free shard was refused lately: say so */
-			SpinLockAcquire(&sf_reg->mutex);
-			sf_reg->state = REG_REFUSED;
-			sf_reg->shard = -1;
-			sf_reg->holder[0] = '\0';
-			SpinLockRelease(&sf_reg->mutex);
-			sf_backoff(w, now_ns);
-			return;
+			if (sf_taken(w, s) || sf_refused_now(w, s, now_ns) || sf_import_shard(s))
+				continue;		/* held, refused lately, or kept for imports */
+			if (pick > 0)
+			{
+				pick--;
+				continue;
+			}
+			if (s != w->remembered && s != w->unanswered)
+				cand->shard[cand->count++] = s;
 		}
+	cand->full = nfree == 0 && nrefused == 0;
+	if (cand->count == 0 && nrefused > 0 && nfree == 0)
+	{
+		/* every free shard was refused lately: say so */
+		SpinLockAcquire(&sf_reg->mutex);
+		sf_reg->state = REG_REFUSED;
+		sf_reg->shard = -1;
+		sf_reg->holder[0] = '\0';
+		SpinLockRelease(&sf_reg->mutex);
+		sf_backoff(w, now_ns);
+		return false;
 	}
+	return true;
+}
 
-	for (int i = 0; i < ncand; i++)
+/*
+ * Tries the candidates in order, one claim transaction each, until one is
+ * claimed, the registry does not answer, or it takes no claim yet.  Returns
+ * the outcome of the last one tried (HeldElsewhere when none was: the pool
+ * is full or no slot is left), with *tried that shard and *fresh_ms its mark.
+ */
+static SfClaimOutcome
+sf_try_candidates(SfWorker *w, int64 now_ns, const SfCandidates *cand, int64 *tried,
+				  int64 *fresh_ms, char *holder, size_t holder_len)
+{
+	SfClaimOutcome outcome = SfClaimOutcome::HeldElsewhere;
+
+	for (int i = 0; i < cand->count; i++)
 	{
 		/*
 		 * A shard this server has no slot for could not be generated for
@@ -800,157 +843,186 @@ sf_claim(SfWorker *w, int64 now_ns)
 		 * since giving it a slot after the claim would fail with the lease
 		 * held.
 		 */
-		if (!sf_slot_available(candidates[i]))
+		if (!sf_slot_available(cand->shard[i]))
 		{
-			snprintf(holder, sizeof(holder), "no slot left on this server "
+			snprintf(holder, holder_len, "no slot left on this server "
 					 "(snowflake.max_shards = %d; restart it to free the slots)",
 					 sf_max_shards);
 			continue;
 		}
 		w->reclaimed_own = false;
-		shard_tried = candidates[i];
-		rc = sf_try_shard(w, candidates[i], &fresh_ms, holder, sizeof(holder));
-		if (rc == 3)
+		*tried = cand->shard[i];
+		outcome = sf_try_shard(w, cand->shard[i], fresh_ms, holder, holder_len);
+		if (outcome == SfClaimOutcome::FailoverPause)
 			break;				/* no claim in this epoch yet, whatever the shard */
-		if (rc == 2)
+		if (outcome == SfClaimOutcome::MarkRefused)
 		{
 			/* its mark is refused: remember it, and try the next if the lease is left */
-			sf_note_refused(w, candidates[i], now_ns);
+			sf_note_refused(w, cand->shard[i], now_ns);
 			if (w->lease == 0)
 				break;
 			continue;
 		}
-		if (rc != 0)
-		{
-			shard = candidates[i];
-			break;
-		}
+		if (outcome != SfClaimOutcome::HeldElsewhere)
+			break;				/* claimed, or the registry did not answer */
 	}
-	if (rc < 0)
+	return outcome;
+}
+
+/* The registry failed over lately and takes no claim yet: say so, and try again in a second. */
+static void
+sf_wait_failover(SfWorker *w, int64 now_ns, const char *why)
+{
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->state = REG_FAILOVER;
+	sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
+	sf_reg->holder[0] = '\0';
+	strlcpy(sf_reg->last_error, why, sizeof(sf_reg->last_error));
+	SpinLockRelease(&sf_reg->mutex);
+	w->retry_ns = now_ns + INT64CONST(1000000000);
+}
+
+/*
+ * Nothing was claimed (HeldElsewhere or MarkRefused): says why in the state
+ * (the explicit shard held elsewhere, the pool full, its free shards taken
+ * meanwhile, or a refused mark), and backs off.
+ */
+static void
+sf_explain_unclaimed(SfWorker *w, int64 now_ns, SfClaimOutcome outcome, bool full,
+					 const char *holder)
+{
+	char		detail[512];
+	bool		refused = outcome == SfClaimOutcome::MarkRefused;
+	SfRegState	state = refused ? REG_REFUSED :
+		sf_shard_id >= 0 ? REG_CLAIMING : REG_POOL_FULL;
+
+	if (refused)
+		snprintf(detail, sizeof(detail), "%s", holder);
+	else if (sf_shard_id >= 0)
+		snprintf(detail, sizeof(detail), "Shard %d is held by %s.", sf_shard_id, holder);
+	else if (full)
+		snprintf(detail, sizeof(detail), "All " INT64_FORMAT " shards of the pool \"%s\" "
+				 "are held by other servers (%s \"%s\").",
+				 sf_pool_size(), sf_registry_shards, sf_registry_prefix_noun(),
+				 sf_registry_prefix);
+	else
+		snprintf(detail, sizeof(detail), "The free shards of the pool \"%s\" were taken "
+				 "by other servers while this one tried them; the last by %s.",
+				 sf_registry_shards, holder);
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->state = state;
+	sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
+	strlcpy(sf_reg->holder, refused ? "" : detail, sizeof(sf_reg->holder));
+	strlcpy(sf_reg->last_error, detail, sizeof(sf_reg->last_error));
+	SpinLockRelease(&sf_reg->mutex);
+	sf_backoff(w, now_ns);
+}
+
+/*
+ * Claimed: resume strictly above the freshness mark, then publish ahead.
+ *
+ * Except after a crash of this very server: it revoked its own lease,
+ * under which the holder key stayed since its claim, so nobody else
+ * issued on the shard since then; every ID issued before that claim lies
+ * at or below the floor it recorded (pg_snowflake/registry), and every ID
+ * it issued itself at or below its own durable mark, which every slot
+ * resumes above anyway.  The mark in etcd is only what it had reserved up
+ * to its lease deadline; resuming above it would make the restarted
+ * server wait up to a lease for nothing.  Not when the data directory
+ * came from a backup (its durable mark may be older than what was issued
+ * after the backup).
+ */
+static void
+sf_take_shard(SfWorker *w, int64 shard, int64 fresh_ms)
+{
+	bool		own = w->reclaimed_own && w->remembered_floor_ms >= -1 &&
+		w->remembered_floor_ms <= fresh_ms && shard == w->remembered &&
+		!sf_shared->started_from_backup;
+	/*
+	 * After a failover of the registry, a claim of another server that
+	 * the promoted standby lacks may have come between: the end of the
+	 * pause covers its IDs (and lies in the past: no wait).
+	 */
+	int64		floor_ms = own ? Max(w->remembered_floor_ms, w->epoch_floor_ms) : fresh_ms;
+	int64		fresh_offset = floor_ms >= 0 ? sf_layout.offset_of(floor_ms) : -1;
+	ShardSlot  *slot = sf_live_slot(shard, false, false);
+	int64		last;
+	char		mark[40];
+
+	w->floor_ms = floor_ms;
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	sf_slot_resume_above(slot, fresh_offset);
+	last = sf_slot_last(slot, NULL);
+	fresh_offset = Max(fresh_offset, last);
+	/* the cap of the shard is what is published for it: nothing new yet */
+	pg_atomic_write_u64(&slot->cap, (uint64) Max(fresh_offset, (int64) -1));
+	LWLockRelease(slot->lock);
+	w->remembered_floor_ms = -2;
+	w->held = shard;
+	w->slot = slot;
+	w->remembered = shard;
+	w->expired = false;
+	w->failing = false;
+	w->backoff_ms = 0;
+	w->publish_retry_ns = 0;
+	w->publish_backoff_ms = 0;
+	sf_remember(w);
+
+	SpinLockAcquire(&sf_reg->mutex);
+	sf_reg->state = REG_HELD;
+	sf_reg->shard = (int32) shard;
+	sf_reg->holder[0] = '\0';
+	sf_reg->last_error[0] = '\0';	/* the errors before the claim are over */
+	sf_reg->published_ms = fresh_ms;
+	SpinLockRelease(&sf_reg->mutex);
+
+	if (floor_ms >= 0)
+		snowflake::format_utc(floor_ms, mark, sizeof(mark));
+	ereport(LOG,
+			(errmsg("snowflake registry: claimed shard " INT64_FORMAT " under lease %"
+					PRIx64, shard, (uint64) w->lease),
+			 own ?
+			 errdetail("This server held it before it stopped without releasing it: "
+					   "IDs resume above its own durable mark and the floor of its "
+					   "earlier claim (%s).", floor_ms >= 0 ? mark : "none") :
+			 errdetail("IDs resume above the shard's freshness mark (%s).",
+					   floor_ms >= 0 ? mark : "none")));
+	sf_publish_ahead(w, fresh_offset);
+	if (w->held >= 0)
+		sf_set_grant(w);
+}
+
+/* Claims a shard: the explicit one, the remembered one, or a free one of the pool. */
+static void
+sf_claim(SfWorker *w, int64 now_ns)
+{
+	SfCandidates cand = {{0}, 0, false};
+	int64		tried = -1;
+	int64		fresh_ms = -1;
+	char		holder[256] = "";
+	SfClaimOutcome outcome;
+
+	if (!sf_ensure_lease(w, now_ns) || !sf_list_held_and_check_skew(w, now_ns))
+		return;
+	if (!(sf_shard_id >= 0 ? sf_pick_explicit(w, now_ns, &cand) :
+		  sf_pick_from_pool(w, now_ns, &cand)))
+		return;
+	outcome = sf_try_candidates(w, now_ns, &cand, &tried, &fresh_ms, holder, sizeof(holder));
+	if (outcome == SfClaimOutcome::Unreachable)
 	{
 		/* under this lease only: a new lease owns nothing yet */
-		w->unanswered = w->lease != 0 && ncand > 0 ? shard_tried : -1;
+		w->unanswered = w->lease != 0 && cand.count > 0 ? tried : -1;
 		sf_unreachable(w, "claiming a shard");
 		sf_backoff(w, now_ns);
 		return;
 	}
 	w->unanswered = -1;
-	if (rc == 3)
-	{
-		SpinLockAcquire(&sf_reg->mutex);
-		sf_reg->state = REG_FAILOVER;
-		sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
-		sf_reg->holder[0] = '\0';
-		strlcpy(sf_reg->last_error, holder, sizeof(sf_reg->last_error));
-		SpinLockRelease(&sf_reg->mutex);
-		w->retry_ns = now_ns + INT64CONST(1000000000);
-		return;
-	}
-	if (rc == 0 || rc == 2)
-	{
-		char		detail[512];
-		SfRegState	state = rc == 2 ? REG_REFUSED :
-			sf_shard_id >= 0 ? REG_CLAIMING : REG_POOL_FULL;
-
-		if (rc == 2)
-			snprintf(detail, sizeof(detail), "%s", holder);
-		else if (sf_shard_id >= 0)
-			snprintf(detail, sizeof(detail), "Shard %d is held by %s.", sf_shard_id, holder);
-		else if (full)
-			snprintf(detail, sizeof(detail), "All " INT64_FORMAT " shards of the pool \"%s\" "
-					 "are held by other servers (%s \"%s\").",
-					 sf_pool_size(), sf_registry_shards, sf_registry_prefix_noun(),
-					 sf_registry_prefix);
-		else
-			snprintf(detail, sizeof(detail), "The free shards of the pool \"%s\" were taken "
-					 "by other servers while this one tried them; the last by %s.",
-					 sf_registry_shards, holder);
-		SpinLockAcquire(&sf_reg->mutex);
-		sf_reg->state = state;
-		sf_reg->shard = (int32) (sf_shard_id >= 0 ? sf_shard_id : -1);
-		strlcpy(sf_reg->holder, rc == 2 ? "" : detail, sizeof(sf_reg->holder));
-		strlcpy(sf_reg->last_error, detail, sizeof(sf_reg->last_error));
-		SpinLockRelease(&sf_reg->mutex);
-		sf_backoff(w, now_ns);
-		return;
-	}
-
-	/*
-	 * Claimed: resume strictly above the freshness mark, then publish ahead.
-	 *
-	 * Except after a crash of this very server: it revoked its own lease,
-	 * under which the holder key stayed since its claim, so nobody else
-	 * issued on the shard since then; every ID issued before that claim lies
-	 * at or below the floor it recorded (pg_snowflake/registry), and every ID
-	 * it issued itself at or below its own durable mark, which every slot
-	 * resumes above anyway.  The mark in etcd is only what it had reserved up
-	 * to its lease deadline; resuming above it would make the restarted
-	 * server wait up to a lease for nothing.  Not when the data directory
-	 * came from a backup (its durable mark may be older than what was issued
-	 * after the backup).
-	 */
-	{
-		bool		own = w->reclaimed_own && w->remembered_floor_ms >= -1 &&
-			w->remembered_floor_ms <= fresh_ms && shard == w->remembered &&
-			!sf_shared->started_from_backup;
-		/*
-		 * After a failover of the registry, a claim of another server that
-		 * the promoted standby lacks may have come between: the end of the
-		 * pause covers its IDs (and lies in the past: no wait).
-		 */
-		int64		floor_ms = own ? Max(w->remembered_floor_ms, w->epoch_floor_ms) : fresh_ms;
-		int64		fresh_offset = floor_ms >= 0 ? sf_layout.offset_of(floor_ms) : -1;
-		ShardSlot  *slot = sf_live_slot(shard, false, false);
-
-		w->floor_ms = floor_ms;
-		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-		sf_slot_resume_above(slot, fresh_offset);
-		{
-			int64		last = sf_slot_last(slot, NULL);
-
-			fresh_offset = Max(fresh_offset, last);
-			/* the cap of the shard is what is published for it: nothing new yet */
-			pg_atomic_write_u64(&slot->cap, (uint64) Max(fresh_offset, (int64) -1));
-		}
-		LWLockRelease(slot->lock);
-		w->remembered_floor_ms = -2;
-		w->held = shard;
-		w->slot = slot;
-		w->remembered = shard;
-		w->expired = false;
-		w->failing = false;
-		w->backoff_ms = 0;
-		w->publish_retry_ns = 0;
-		w->publish_backoff_ms = 0;
-		sf_remember(w);
-
-		SpinLockAcquire(&sf_reg->mutex);
-		sf_reg->state = REG_HELD;
-		sf_reg->shard = (int32) shard;
-		sf_reg->holder[0] = '\0';
-		sf_reg->last_error[0] = '\0';	/* the errors before the claim are over */
-		sf_reg->published_ms = fresh_ms;
-		SpinLockRelease(&sf_reg->mutex);
-
-		{
-			char		mark[40];
-
-			if (floor_ms >= 0)
-				snowflake::format_utc(floor_ms, mark, sizeof(mark));
-			ereport(LOG,
-					(errmsg("snowflake registry: claimed shard " INT64_FORMAT " under lease %"
-							PRIx64, shard, (uint64) w->lease),
-					 own ?
-					 errdetail("This server held it before it stopped without releasing it: "
-							   "IDs resume above its own durable mark and the floor of its "
-							   "earlier claim (%s).", floor_ms >= 0 ? mark : "none") :
-					 errdetail("IDs resume above the shard's freshness mark (%s).",
-							   floor_ms >= 0 ? mark : "none")));
-		}
-		sf_publish_ahead(w, fresh_offset);
-		if (w->held >= 0)
-			sf_set_grant(w);
-	}
+	if (outcome == SfClaimOutcome::FailoverPause)
+		sf_wait_failover(w, now_ns, holder);
+	else if (outcome == SfClaimOutcome::Claimed)
+		sf_take_shard(w, tried, fresh_ms);
+	else
+		sf_explain_unclaimed(w, now_ns, outcome, cand.full, holder);
 }
 
 /* Keeps the lease alive; handles its loss and its return. */
@@ -1114,11 +1186,172 @@ sf_worker_exit(int, Datum)
 	SpinLockRelease(&sf_reg->mutex);
 }
 
+/*
+ * The worker's own memory, with its identity (this host and port, data
+ * directory and system identifier; the host's name into host) and the shard
+ * it held before (pg_snowflake/registry).
+ */
+static SfWorker *
+sf_worker_new(char *host, size_t host_len)
+{
+	SfWorker   *w;
+
+	w = (SfWorker *) MemoryContextAllocZero(TopMemoryContext, sizeof(SfWorker));
+	w->taken = (uint8 *) MemoryContextAllocZero(TopMemoryContext,
+												(Size) (sf_layout.max_shard_id() / 8 + 1));
+	w->held = -1;
+	w->unanswered = -1;
+	srandom((unsigned int) (MyProcPid ^ sf_clock_ns(CLOCK_MONOTONIC)));
+	{
+		struct timespec res;
+
+		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0)
+			sf_coarse_res_ms = Max((int64) 1, (int64) ((res.tv_nsec + 999999) / 1000000));
+	}
+	if (gethostname(host, host_len) != 0)
+		strlcpy(host, "unknown", host_len);
+	host[host_len - 1] = '\0';
+	snprintf(w->identity, sizeof(w->identity),
+			 "host %s, port %d, data directory %s, system identifier " UINT64_FORMAT,
+			 host, PostPortNumber, DataDir, GetSystemIdentifier());
+	sf_recall(w);
+	return w;
+}
+
+/*
+ * Opens the registry's client (backend.hpp); exits if it cannot, to be
+ * restarted by the postmaster.
+ */
+static void
+sf_open_backend(const char *host)
+{
+	/* requests must fit well within a keep-alive interval (TTL/3) */
+	long		timeout_ms = (long) Min((int64) 2000,
+										Max((int64) 200, (int64) sf_registry_lease * 1000 / 8));
+	char		err[256];
+	char		share[MAXPGPATH];
+	char		script[MAXPGPATH + 64];
+	SfBackendConfig config;
+
+	get_share_path(my_exec_path, share);
+	snprintf(script, sizeof(script), "%s/extension/snowflake_registry.sql", share);
+	memset(&config, 0, sizeof(config));
+	config.target = sf_registry;
+	config.prefix = sf_registry_prefix;
+	config.datacenters = sf_layout.datacenter_bits > 0;
+	config.datacenter = Max(sf_datacenter_id, 0);
+	config.worker_bits = sf_registry_worker_bits();
+	config.timeout_ms = timeout_ms;
+	config.schema_script = script;
+	config.host = host;
+	config.pid = PostmasterPid;
+	config.max_clock_lead_ms = &sf_max_clock_lead;
+	if (!sf_backend->open(&config, err, sizeof(err)))
+	{
+		ereport(LOG,
+				(errmsg("snowflake registry: could not set up the %s client: %s",
+						sf_backend->name, err)));
+		proc_exit(1);			/* restarted by the postmaster */
+	}
+}
+
+/* Acts on a shutdown request (release the shard and exit) and a reload of the settings. */
+static void
+sf_handle_signals(SfWorker *w)
+{
+	if (ShutdownRequestPending)
+	{
+		/*
+		 * Release the shard.  Exit 1 so that the postmaster restarts the
+		 * worker if it is still running (pg_terminate_backend): it then
+		 * claims again.  At shutdown nothing is restarted.
+		 */
+		sf_release(w);
+		sf_publish_view(w);
+		sf_backend->close();
+		proc_exit(1);
+	}
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+		if (w->held >= 0 && sf_shard_id >= 0 && sf_shard_id != w->held)
+		{
+			ereport(LOG,
+					(errmsg("snowflake registry: snowflake.shard_id is now %d; releasing "
+							"shard " INT64_FORMAT, sf_shard_id, w->held)));
+			sf_release(w);
+			w->retry_ns = 0;
+		}
+	}
+}
+
+/* A suspended machine: CLOCK_MONOTONIC stood still, the lease did not. */
+static void
+sf_check_suspend(SfWorker *w, int64 now_ns)
+{
+	int64		suspend = sf_clock_ns(CLOCK_BOOTTIME) - now_ns;
+
+	if (suspend - w->suspend_ref_ns > 50 * INT64CONST(1000000) && w->held >= 0)
+	{
+		ereport(LOG,
+				(errmsg("snowflake registry: the system was suspended for " INT64_FORMAT
+						" ms; generation waits for the lease to be renewed",
+						(suspend - w->suspend_ref_ns) / 1000000)));
+		w->deadline_ns = now_ns;
+		w->next_keepalive_ns = now_ns;
+	}
+	w->suspend_ref_ns = suspend;
+}
+
+/* Stops generation when the lease deadline of the held shard has passed. */
+static void
+sf_check_deadline(SfWorker *w, int64 now_ns)
+{
+	if (w->held >= 0 && !w->expired && now_ns >= w->deadline_ns)
+	{
+		w->expired = true;
+		sf_set_grant(w);
+		sf_set_state(REG_EXPIRED, NULL);
+		ereport(LOG,
+				(errmsg("snowflake registry: the lease deadline of shard " INT64_FORMAT
+						" passed; generation stops until the lease is renewed", w->held)));
+	}
+}
+
+/*
+ * One tick of the worker: signals, a suspend, the deadline and the lease, a
+ * claim when nothing is held, the freshness mark, the registry's clock, and
+ * the view.
+ */
+static void
+sf_worker_tick(SfWorker *w)
+{
+	int64		now_ns;
+
+	CHECK_FOR_INTERRUPTS();
+	sf_handle_signals(w);
+	now_ns = sf_clock_ns(CLOCK_MONOTONIC);
+	sf_check_suspend(w, now_ns);
+	if (w->held >= 0 || w->lease != 0)
+	{
+		sf_check_deadline(w, now_ns);
+		sf_keep_lease(w, now_ns);
+	}
+	if (w->held < 0 && now_ns >= w->retry_ns)
+		sf_claim(w, now_ns);
+	if (w->held >= 0 && !w->expired)
+		sf_keep_fresh(w, now_ns);
+	sf_note_skew(w);
+	if (w->held >= 0)
+		sf_watch_skew(w);
+	sf_publish_view(w);
+}
+
 extern "C" void
 snowflake_registry_worker_main(Datum)
 {
 	SfWorker   *w;
-	long		timeout_ms;
 	char		host[128];
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -1134,127 +1367,14 @@ snowflake_registry_worker_main(Datum)
 	sf_reg->worker_latch = MyLatch;
 	SpinLockRelease(&sf_reg->mutex);
 
-	w = (SfWorker *) MemoryContextAllocZero(TopMemoryContext, sizeof(SfWorker));
-	w->taken = (uint8 *) MemoryContextAllocZero(TopMemoryContext,
-												(Size) (sf_layout.max_shard_id() / 8 + 1));
-	w->held = -1;
-	w->unanswered = -1;
-	srandom((unsigned int) (MyProcPid ^ sf_clock_ns(CLOCK_MONOTONIC)));
-	{
-		struct timespec res;
-
-		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0)
-			sf_coarse_res_ms = Max((int64) 1, (int64) ((res.tv_nsec + 999999) / 1000000));
-	}
-	if (gethostname(host, sizeof(host)) != 0)
-		strlcpy(host, "unknown", sizeof(host));
-	host[sizeof(host) - 1] = '\0';
-	snprintf(w->identity, sizeof(w->identity),
-			 "host %s, port %d, data directory %s, system identifier " UINT64_FORMAT,
-			 host, PostPortNumber, DataDir, GetSystemIdentifier());
-	sf_recall(w);
-
-	/* requests must fit well within a keep-alive interval (TTL/3) */
-	timeout_ms = (long) Min((int64) 2000, Max((int64) 200, (int64) sf_registry_lease * 1000 / 8));
-	{
-		char		err[256];
-		char		share[MAXPGPATH];
-		char		script[MAXPGPATH + 64];
-		SfBackendConfig config;
-
-		get_share_path(my_exec_path, share);
-		snprintf(script, sizeof(script), "%s/extension/snowflake_registry.sql", share);
-		memset(&config, 0, sizeof(config));
-		config.target = sf_registry;
-		config.prefix = sf_registry_prefix;
-		config.datacenters = sf_layout.datacenter_bits > 0;
-		config.datacenter = Max(sf_datacenter_id, 0);
-		config.worker_bits = sf_registry_worker_bits();
-		config.timeout_ms = timeout_ms;
-		config.schema_script = script;
-		config.host = host;
-		config.pid = PostmasterPid;
-		config.max_clock_lead_ms = &sf_max_clock_lead;
-		if (!sf_backend->open(&config, err, sizeof(err)))
-		{
-			ereport(LOG,
-					(errmsg("snowflake registry: could not set up the %s client: %s",
-							sf_backend->name, err)));
-			proc_exit(1);		/* restarted by the postmaster */
-		}
-	}
+	w = sf_worker_new(host, sizeof(host));
+	sf_open_backend(host);
 	w->suspend_ref_ns = sf_clock_ns(CLOCK_BOOTTIME) - sf_clock_ns(CLOCK_MONOTONIC);
 	sf_set_state(REG_CLAIMING, NULL);
 
 	for (;;)
 	{
-		int64		now_ns;
-		int64		suspend;
-
-		CHECK_FOR_INTERRUPTS();
-		if (ShutdownRequestPending)
-		{
-			/*
-			 * Release the shard.  Exit 1 so that the postmaster restarts the
-			 * worker if it is still running (pg_terminate_backend): it then
-			 * claims again.  At shutdown nothing is restarted.
-			 */
-			sf_release(w);
-			sf_publish_view(w);
-			sf_backend->close();
-			proc_exit(1);
-		}
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-			if (w->held >= 0 && sf_shard_id >= 0 && sf_shard_id != w->held)
-			{
-				ereport(LOG,
-						(errmsg("snowflake registry: snowflake.shard_id is now %d; releasing "
-								"shard " INT64_FORMAT, sf_shard_id, w->held)));
-				sf_release(w);
-				w->retry_ns = 0;
-			}
-		}
-
-		now_ns = sf_clock_ns(CLOCK_MONOTONIC);
-
-		/* a suspended machine: CLOCK_MONOTONIC stood still, the lease did not */
-		suspend = sf_clock_ns(CLOCK_BOOTTIME) - now_ns;
-		if (suspend - w->suspend_ref_ns > 50 * INT64CONST(1000000) && w->held >= 0)
-		{
-			ereport(LOG,
-					(errmsg("snowflake registry: the system was suspended for " INT64_FORMAT
-							" ms; generation waits for the lease to be renewed",
-							(suspend - w->suspend_ref_ns) / 1000000)));
-			w->deadline_ns = now_ns;
-			w->next_keepalive_ns = now_ns;
-		}
-		w->suspend_ref_ns = suspend;
-
-		if (w->held >= 0 || w->lease != 0)
-		{
-			if (w->held >= 0 && !w->expired && now_ns >= w->deadline_ns)
-			{
-				w->expired = true;
-				sf_set_grant(w);
-				sf_set_state(REG_EXPIRED, NULL);
-				ereport(LOG,
-						(errmsg("snowflake registry: the lease deadline of shard " INT64_FORMAT
-								" passed; generation stops until the lease is renewed", w->held)));
-			}
-			sf_keep_lease(w, now_ns);
-		}
-		if (w->held < 0 && now_ns >= w->retry_ns)
-			sf_claim(w, now_ns);
-		if (w->held >= 0 && !w->expired)
-			sf_keep_fresh(w, now_ns);
-		sf_note_skew(w);
-		if (w->held >= 0)
-			sf_watch_skew(w);
-		sf_publish_view(w);
-
+		sf_worker_tick(w);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 w->held >= 0 ? 20 : 50, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
