@@ -2,7 +2,9 @@
  *
  * snowflake.cpp
  *		The module: PG_MODULE_MAGIC and _PG_init, which has each subsystem
- *		define its settings and install its hooks, in layer order.
+ *		define its settings and install its hooks, in layer order; and the
+ *		one pair of shared-memory hooks, which ask for and create every
+ *		subsystem's shared memory in one visible order.
  *
  * The layers, one folder each, each calling only those below it (src/README.md
  * has the list, the words and the locks; make layercheck checks the order):
@@ -28,6 +30,35 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 }
 
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/*---- shared memory ----*/
+
+/* Asks for every subsystem's shared memory and locks. */
+static void
+sf_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	/* state: SnowflakeShared, the shard index and slots; their locks */
+	RequestAddinShmemSpace(sf_shmem_size());
+	RequestNamedLWLockTranche(SNOWFLAKE_TRANCHE, sf_shmem_lock_count());
+	/* registry: its shared fields */
+	RequestAddinShmemSpace(sf_registry_shmem_size());
+}
+
+/* Creates every subsystem's shared memory, lower layers first. */
+static void
+sf_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	sf_shmem_init();			/* state: from the records in pg_snowflake/ */
+	sf_mark_shmem_init();		/* state: settle the mark when the postmaster exits */
+	sf_registry_shmem_init();	/* registry: its shared fields */
+}
+
 /*---- module load ----*/
 
 extern "C" void
@@ -46,7 +77,10 @@ _PG_init(void)
 	sf_publicid_define_settings();
 	sf_settings_finish();		/* misspelled snowflake.* lines; the prefix reserved */
 
-	sf_shmem_init();
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = sf_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = sf_shmem_startup;
 	sf_mark_init();
 	sf_wal_init();
 	sf_registry_init();

@@ -57,6 +57,7 @@
 #include "state/fastpath.hpp"
 #include "state/mark.hpp"
 #include "registry/registry.hpp"
+#include "settings/guc.hpp"
 #include "registry/registry_shared.hpp"
 
 /*---- settings ----*/
@@ -82,9 +83,7 @@ SfRegistryShared *sf_reg = NULL;
 const SfRegistryBackend *sf_backend = &sf_etcd_backend;
 int64		sf_coarse_res_ms = 1;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*---- settings: checks ----*/
 
@@ -256,91 +255,42 @@ sf_check_datacenter_pool(void)
 void
 sf_registry_define_settings(void)
 {
-	char	   *raw_registry = sf_raw_setting("snowflake.registry");
-	char	   *raw_prefix = sf_raw_setting("snowflake.registry_prefix");
-	char	   *raw_lease = sf_raw_setting("snowflake.registry_lease");
-	char	   *raw_shards = sf_raw_setting("snowflake.registry_shards");
-	char	   *raw_skew = sf_raw_setting("snowflake.registry_max_skew");
-	int			parsed;
+	/* never printed: a connection string may hold a password */
+	static const SfStringStart registry_start = {
+		NULL, "The value is not shown, since it may hold a password.",
+		"See the warning above for what is wrong with it; the snowflake "
+		"extension refuses to start rather than fall back to a default."
+	};
 
 	/* superusers only: a connection string may hold a password */
-	DefineCustomStringVariable("snowflake.registry",
-							   "The shard registry: etcd client URLs (comma-separated) or a "
-							   "PostgreSQL connection string; empty: no registry.",
-							   "With a registry this server claims its shard there under a lease. "
-							   "Fixed at server start.",
-							   &sf_registry,
-							   "",
-							   PGC_POSTMASTER,
-							   GUC_SUPERUSER_ONLY,
-							   sf_check_registry,
-							   NULL,
-							   NULL);
-	DefineCustomStringVariable("snowflake.registry_prefix",
-							   "Name of this ID space in the registry (etcd's key prefix).",
-							   "Servers that share a prefix share the shard field. Fixed at server start.",
-							   &sf_registry_prefix,
-							   "/snowflake/default",
-							   PGC_POSTMASTER,
-							   0,
-							   sf_check_prefix,
-							   NULL,
-							   NULL);
-	DefineCustomIntVariable("snowflake.registry_lease",
-							"TTL of this server's lease in the shard registry.",
-							"Generation stops within this time of losing the registry. Fixed at server start.",
-							&sf_registry_lease,
-							30,
-							2,
-							3600,
-							PGC_POSTMASTER,
-							GUC_UNIT_S,
-							NULL,
-							NULL,
-							NULL);
-	DefineCustomStringVariable("snowflake.registry_shards",
-							   "Shards this server may claim from the registry, such as 0-1023.",
-							   "The default is the whole shard field. Fixed at server start.",
-							   &sf_registry_shards,
-							   "0-1023",
-							   PGC_POSTMASTER,
-							   0,
-							   sf_check_pool,
-							   sf_assign_pool,
-							   NULL);
-
-	DefineCustomIntVariable("snowflake.registry_max_skew",
-							"How far this server's clock may be from the registry's for it to claim a shard.",
-							"Beyond it (by the round trip's measure) the server claims nothing and "
-							"a holder warns; 0 turns the check off.",
-							&sf_registry_max_skew,
-							1000,
-							0,
-							3600000,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL,
-							NULL,
-							NULL);
-
-	/* sf_require_applied would print the value */
-	if (raw_registry != NULL && strcmp(raw_registry, sf_registry) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowflake.registry\""),
-				 errdetail("The value is not shown, since it may hold a password."),
-				 errhint("See the warning above for what is wrong with it; the snowflake "
-						 "extension refuses to start rather than fall back to a default.")));
-	sf_require_applied("snowflake.registry_prefix", raw_prefix,
-					   raw_prefix && strcmp(raw_prefix, sf_registry_prefix) == 0);
-	sf_require_applied("snowflake.registry_lease", raw_lease,
-					   raw_lease && parse_int(raw_lease, &parsed, GUC_UNIT_S, NULL) &&
-					   parsed == sf_registry_lease);
-	sf_require_applied("snowflake.registry_shards", raw_shards,
-					   raw_shards && strcmp(raw_shards, sf_registry_shards) == 0);
-	sf_require_applied("snowflake.registry_max_skew", raw_skew,
-					   raw_skew && parse_int(raw_skew, &parsed, GUC_UNIT_MS, NULL) &&
-					   parsed == sf_registry_max_skew);
+	sf_define_setting("snowflake.registry",
+					  "The shard registry: etcd client URLs (comma-separated) or a "
+					  "PostgreSQL connection string; empty: no registry.",
+					  "With a registry this server claims its shard there under a lease. "
+					  "Fixed at server start.",
+					  &sf_registry, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY, sf_check_registry,
+					  NULL, NULL, &registry_start);
+	sf_define_setting("snowflake.registry_prefix",
+					  "Name of this ID space in the registry (etcd's key prefix).",
+					  "Servers that share a prefix share the shard field. Fixed at server start.",
+					  &sf_registry_prefix, "/snowflake/default", PGC_POSTMASTER, 0,
+					  sf_check_prefix);
+	sf_define_setting("snowflake.registry_lease",
+					  "TTL of this server's lease in the shard registry.",
+					  "Generation stops within this time of losing the registry. Fixed at server start.",
+					  &sf_registry_lease, 30, 2, 3600, PGC_POSTMASTER, GUC_UNIT_S);
+	sf_define_setting("snowflake.registry_shards",
+					  "Shards this server may claim from the registry, such as 0-1023.",
+					  "The default is the whole shard field. Fixed at server start.",
+					  &sf_registry_shards, "0-1023", PGC_POSTMASTER, 0, sf_check_pool,
+					  sf_assign_pool);
+	sf_define_setting("snowflake.registry_max_skew",
+					  "How far this server's clock may be from the registry's for it to claim a shard.",
+					  "Beyond it (by the round trip's measure) the server claims nothing and "
+					  "a holder warns; 0 turns the check off.",
+					  &sf_registry_max_skew, 1000, 0, 3600000, PGC_SIGHUP, GUC_UNIT_MS);
+	/* at start nonsense stops the server, before the pool is checked against the datacenter */
+	sf_require_settings_applied();
 	sf_registry_enabled = sf_registry[0] != '\0';
 	if (sf_registry_enabled)
 		sf_check_datacenter_pool();
@@ -404,21 +354,19 @@ sf_registry_worker_bits(void)
 
 /*---- shared memory ----*/
 
-static void
-sf_registry_shmem_request(void)
+/* The registry's shared memory to ask for (the module's shmem_request_hook). */
+Size
+sf_registry_shmem_size(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(SfRegistryShared)));
+	return MAXALIGN(sizeof(SfRegistryShared));
 }
 
-static void
-sf_registry_shmem_startup(void)
+/* Creates the registry's shared fields (the module's shmem_startup_hook). */
+void
+sf_registry_shmem_init(void)
 {
 	bool		found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	sf_reg = (SfRegistryShared *) ShmemInitStruct("snowflake registry",
 												  sizeof(SfRegistryShared), &found);
@@ -660,10 +608,6 @@ sf_registry_init(void)
 {
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = sf_registry_utility;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = sf_registry_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = sf_registry_shmem_startup;
 
 	if (!sf_registry_enabled)
 		return;

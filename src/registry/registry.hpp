@@ -21,10 +21,13 @@
 /* snowflake.registry is set (fixed at server start). */
 extern bool sf_registry_enabled;
 
-/* Defines the snowflake.registry* settings (from sf_define_settings). */
+/* Defines the snowflake.registry* settings (from _PG_init, after sf_settings_define). */
 void		sf_registry_define_settings(void);
-/* Shared memory and the worker (preload only, after the settings). */
+/* The utility hook and the worker (preload only, after the settings). */
 void		sf_registry_init(void);
+/* Its shared fields, asked for and created by the module's hooks (snowflake.cpp). */
+Size		sf_registry_shmem_size(void);
+void		sf_registry_shmem_init(void);
 
 /*
  * The grant the registry worker publishes: (shard + 1) << SF_GRANT_SHIFT |

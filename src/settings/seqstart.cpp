@@ -21,6 +21,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "settings/guc.hpp"
 #include "settings/seqstart.hpp"
 
 int			sf_sequence_start = SF_SEQUENCE_START_RANDOM;
@@ -61,23 +62,13 @@ sf_draw_start_sequence(void)
 void
 sf_seqstart_init(void)
 {
-	char	   *raw = sf_raw_setting("snowflake.sequence_start");
-
-	DefineCustomEnumVariable("snowflake.sequence_start",
-							 "Where the sequence of each new millisecond starts: zero or random.",
-							 "random: a random value in the lowest sixteenth of the sequence range, "
-							 "so that IDs issued at low traffic are not all multiples of "
-							 "2^sequence_bits.",
-							 &sf_sequence_start,
-							 SF_SEQUENCE_START_RANDOM,
-							 sf_sequence_start_options,
-							 PGC_SIGHUP,
-							 0,
-							 NULL,
-							 NULL,
-							 NULL);
+	sf_define_setting("snowflake.sequence_start",
+					  "Where the sequence of each new millisecond starts: zero or random.",
+					  "random: a random value in the lowest sixteenth of the sequence range, "
+					  "so that IDs issued at low traffic are not all multiples of "
+					  "2^sequence_bits.",
+					  &sf_sequence_start, SF_SEQUENCE_START_RANDOM, sf_sequence_start_options,
+					  PGC_SIGHUP);
 	/* at start nonsense stops the server, as for every snowflake.* setting */
-	sf_require_applied("snowflake.sequence_start", raw,
-					   raw && pg_strcasecmp(raw,
-											sf_sequence_start_options[sf_sequence_start].name) == 0);
+	sf_require_settings_applied();
 }

@@ -2,14 +2,16 @@
  *
  * settings.cpp
  *		The generator's snowflake.* settings: definitions, checks, and the
- *		layout they describe, validated at server start; and the rule every
- *		snowflake.* setting follows at start (nonsense stops the server).
+ *		layout they describe, validated at server start.  Every setting is
+ *		defined through sf_define_setting() (guc.cpp), which keeps the rule
+ *		every snowflake.* setting follows at start (nonsense stops the server).
  *
  * Layout settings (epoch, field widths) are fixed at server start and the
  * shard ID follows reloads; none can be changed by a session, so no session
  * can generate IDs as another shard or with another layout.  Other
- * subsystems define their own settings (seqstart.cpp, registry.cpp) between
- * sf_settings_define() and sf_settings_finish(), which reserves the prefix.
+ * subsystems define their own settings (seqstart.cpp, registry.cpp,
+ * public_ids.cpp) between sf_settings_define() and sf_settings_finish(),
+ * which runs any start-time check not run yet and reserves the prefix.
  *
  * The bottom of the PostgreSQL glue: it may call the core and PostgreSQL.
  *
@@ -20,6 +22,7 @@
 #include <cstring>
 
 #include "core/clocks.hpp"
+#include "settings/guc.hpp"
 #include "settings/settings.hpp"
 
 /*---- GUC variables ----*/
@@ -383,159 +386,61 @@ sf_shard_allowed(int64 shard)
 		snowflake::shard_in_ranges(sf_shard_list->ranges, sf_shard_list->count, shard);
 }
 
-/*
- * A value from postgresql.conf that fails a custom setting's checks is only
- * warned about when the library defines the setting, and the default is used
- * instead.  For settings that shape every ID that would silently change the
- * layout or the shard, so at server start a rejected value stops the server;
- * one rule for every snowflake.* setting, reloadable ones included (a reload
- * cannot stop a running server: PostgreSQL then logs the bad value and keeps
- * the old one).
- */
-void
-sf_require_applied(const char *name, const char *raw, bool applied)
-{
-	if (raw != NULL && !applied)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"%s\": \"%s\"", name, raw),
-				 errhint("See the warning above for the allowed values; the snowflake "
-						 "extension refuses to start rather than fall back to a default.")));
-}
-
-/* The raw text of a setting from the configuration, before it is defined. */
-char *
-sf_raw_setting(const char *name)
-{
-	const char *raw = GetConfigOption(name, true, false);
-
-	return raw ? pstrdup(raw) : NULL;
-}
-
+/* Whether snowflake.epoch's raw text is the epoch in force (as a time, not as text). */
 static bool
-sf_int_matches(const char *raw, int value, int flags)
+sf_epoch_applied(const char *raw)
 {
-	int			parsed;
+	int64		raw_ms, applied_ms;
 
-	return raw != NULL && parse_int(raw, &parsed, flags, NULL) && parsed == value;
+	return snowflake::parse_epoch(raw, &raw_ms) &&
+		snowflake::parse_epoch(sf_epoch, &applied_ms) && raw_ms == applied_ms;
 }
 
-/* Defines the snowflake.* settings. */
+/* The ID layout: the epoch, the field widths, the time unit, the datacenter. */
 static void
-sf_define_settings(void)
+sf_define_layout_settings(void)
 {
-	char	   *raw_epoch = sf_raw_setting("snowflake.epoch");
-	char	   *raw_shard_bits = sf_raw_setting("snowflake.shard_bits");
-	char	   *raw_sequence_bits = sf_raw_setting("snowflake.sequence_bits");
-	char	   *raw_shard_id = sf_raw_setting("snowflake.shard_id");
-	char	   *raw_shard_ids = sf_raw_setting("snowflake.shard_ids");
-	char	   *raw_max_shards = sf_raw_setting("snowflake.max_shards");
-	char	   *raw_generator = sf_raw_setting("snowflake.generator");
-	char	   *raw_id_bits = sf_raw_setting("snowflake.id_bits");
-	char	   *raw_import = sf_raw_setting("snowflake.import_shards");
-	char	   *raw_time_unit = sf_raw_setting("snowflake.time_unit");
-	char	   *raw_dc_bits = sf_raw_setting("snowflake.datacenter_bits");
-	char	   *raw_dc_id = sf_raw_setting("snowflake.datacenter_id");
-	char	   *raw_lead = sf_raw_setting("snowflake.max_clock_lead");
-	char	   *raw_wait = sf_raw_setting("snowflake.max_clock_wait");
-	char	   *raw_standby = sf_raw_setting("snowflake.allow_on_standby");
-	int64		raw_ms, applied_ms;
-	bool		raw_bool;
+	static const SfStringStart epoch_start = {sf_epoch_applied, NULL, NULL};
 
-	DefineCustomStringVariable("snowflake.epoch",
-							   "Time from which ID timestamps count, in UTC unless an offset is given.",
-							   "Fixed at server start; recorded in pg_snowflake/layout.",
-							   &sf_epoch,
-							   "2024-01-01 00:00:00+00",
-							   PGC_POSTMASTER,
-							   0,
-							   sf_check_epoch,
-							   NULL,
-							   NULL);
-
-	DefineCustomIntVariable("snowflake.shard_bits",
-							"Width of the shard field of an ID, in bits.",
-							"Fixed at server start; recorded in pg_snowflake/layout.",
-							&sf_shard_bits,
-							10,
-							snowflake::kMinShardBits,
-							snowflake::kMaxShardBits,
-							PGC_POSTMASTER,
-							0,
-							sf_check_shard_bits,
-							NULL,
-							NULL);
-
-	DefineCustomIntVariable("snowflake.sequence_bits",
-							"Width of the per-millisecond sequence field of an ID, in bits.",
-							"Fixed at server start; recorded in pg_snowflake/layout.",
-							&sf_sequence_bits,
-							12,
-							snowflake::kMinSequenceBits,
-							snowflake::kMaxSequenceBits,
-							PGC_POSTMASTER,
-							0,
-							sf_check_sequence_bits,
-							NULL,
-							NULL);
-
-	DefineCustomIntVariable("snowflake.id_bits",
-							"Total width of an ID, in bits: 63 uses every positive bigint, 53 keeps "
-							"every ID a safe JavaScript integer.",
-							"Fixed at server start; recorded in pg_snowflake/layout. The timestamp "
-							"takes what the shard and the sequence leave.",
-							&sf_id_bits,
-							snowflake::kIdBits,
-							snowflake::kMinIdBits,
-							snowflake::kIdBits,
-							PGC_POSTMASTER,
-							0,
-							NULL,
-							NULL,
-							NULL);
-
-	DefineCustomIntVariable("snowflake.time_unit",
-							"Unit of the timestamp field of an ID: a whole number of milliseconds "
-							"that divides a second.",
-							"Fixed at server start; recorded in pg_snowflake/layout. The clock lead, "
-							"the waits, the mark and the time-range bounds count in it.",
-							&sf_time_unit,
-							1,
-							1,
-							1000,
-							PGC_POSTMASTER,
-							GUC_UNIT_MS,
-							sf_check_time_unit,
-							NULL,
-							NULL);
-
-	DefineCustomIntVariable("snowflake.datacenter_bits",
-							"Width of the datacenter part of the shard field, in bits; 0: no datacenters.",
-							"The shard field is datacenter | worker. Fixed at server start; recorded "
-							"in pg_snowflake/layout.",
-							&sf_datacenter_bits,
-							0,
-							0,
-							snowflake::kMaxShardBits,
-							PGC_POSTMASTER,
-							0,
-							NULL,
-							NULL,
-							NULL);
-
-	DefineCustomIntVariable("snowflake.datacenter_id",
-							"Datacenter of this server, with snowflake.datacenter_bits; -1 means not set.",
-							"Its shards (snowflake.shard_id, and those it claims from a registry) lie "
-							"in this datacenter's part of the shard field. Fixed at server start.",
-							&sf_datacenter_id,
-							-1,
-							-1,
-							(1 << snowflake::kMaxShardBits) - 1,
-							PGC_POSTMASTER,
-							0,
-							NULL,
-							NULL,
-							NULL);
+	sf_define_setting("snowflake.epoch",
+					  "Time from which ID timestamps count, in UTC unless an offset is given.",
+					  "Fixed at server start; recorded in pg_snowflake/layout.",
+					  &sf_epoch, "2024-01-01 00:00:00+00", PGC_POSTMASTER, 0,
+					  sf_check_epoch, NULL, NULL, &epoch_start);
+	sf_define_setting("snowflake.shard_bits",
+					  "Width of the shard field of an ID, in bits.",
+					  "Fixed at server start; recorded in pg_snowflake/layout.",
+					  &sf_shard_bits, 10, snowflake::kMinShardBits, snowflake::kMaxShardBits,
+					  PGC_POSTMASTER, 0, sf_check_shard_bits);
+	sf_define_setting("snowflake.sequence_bits",
+					  "Width of the per-millisecond sequence field of an ID, in bits.",
+					  "Fixed at server start; recorded in pg_snowflake/layout.",
+					  &sf_sequence_bits, 12, snowflake::kMinSequenceBits,
+					  snowflake::kMaxSequenceBits, PGC_POSTMASTER, 0, sf_check_sequence_bits);
+	sf_define_setting("snowflake.id_bits",
+					  "Total width of an ID, in bits: 63 uses every positive bigint, 53 keeps "
+					  "every ID a safe JavaScript integer.",
+					  "Fixed at server start; recorded in pg_snowflake/layout. The timestamp "
+					  "takes what the shard and the sequence leave.",
+					  &sf_id_bits, snowflake::kIdBits, snowflake::kMinIdBits, snowflake::kIdBits,
+					  PGC_POSTMASTER);
+	sf_define_setting("snowflake.time_unit",
+					  "Unit of the timestamp field of an ID: a whole number of milliseconds "
+					  "that divides a second.",
+					  "Fixed at server start; recorded in pg_snowflake/layout. The clock lead, "
+					  "the waits, the mark and the time-range bounds count in it.",
+					  &sf_time_unit, 1, 1, 1000, PGC_POSTMASTER, GUC_UNIT_MS, sf_check_time_unit);
+	sf_define_setting("snowflake.datacenter_bits",
+					  "Width of the datacenter part of the shard field, in bits; 0: no datacenters.",
+					  "The shard field is datacenter | worker. Fixed at server start; recorded "
+					  "in pg_snowflake/layout.",
+					  &sf_datacenter_bits, 0, 0, snowflake::kMaxShardBits, PGC_POSTMASTER);
+	sf_define_setting("snowflake.datacenter_id",
+					  "Datacenter of this server, with snowflake.datacenter_bits; -1 means not set.",
+					  "Its shards (snowflake.shard_id, and those it claims from a registry) lie "
+					  "in this datacenter's part of the shard field. Fixed at server start.",
+					  &sf_datacenter_id, -1, -1, (1 << snowflake::kMaxShardBits) - 1,
+					  PGC_POSTMASTER);
 
 	/* the shard_id check hook needs the layout */
 	sf_layout.shard_bits = sf_shard_bits;
@@ -543,146 +448,76 @@ sf_define_settings(void)
 	sf_layout.id_bits = sf_id_bits;
 	sf_layout.unit_ms = sf_time_unit;
 	sf_layout.datacenter_bits = sf_datacenter_bits;
+}
 
-	DefineCustomIntVariable("snowflake.shard_id",
-							"Shard ID of this server, unique across the cluster; -1 means not set.",
-							"Settable only in the configuration file or with ALTER SYSTEM, so that "
-							"no session can generate IDs as another shard.",
-							&sf_shard_id,
-							-1,
-							-1,
-							(1 << snowflake::kMaxShardBits) - 1,
-							PGC_SIGHUP,
-							0,
-							sf_check_shard_id,
-							NULL,
-							NULL);
+/* The shards this server generates for, and how many it can hold. */
+static void
+sf_define_shard_settings(void)
+{
+	sf_define_setting("snowflake.shard_id",
+					  "Shard ID of this server, unique across the cluster; -1 means not set.",
+					  "Settable only in the configuration file or with ALTER SYSTEM, so that "
+					  "no session can generate IDs as another shard.",
+					  &sf_shard_id, -1, -1, (1 << snowflake::kMaxShardBits) - 1, PGC_SIGHUP, 0,
+					  sf_check_shard_id);
+	sf_define_setting("snowflake.shard_ids",
+					  "Logical shards this server may generate IDs for, such as 0-63,128.",
+					  "Used by snowflake_nextval(shard_id); snowflake.shard_id is always "
+					  "allowed. Settable only in the configuration file or with ALTER SYSTEM.",
+					  &sf_shard_ids, "", PGC_SIGHUP, 0, sf_check_shard_ids, sf_assign_shard_ids);
+	sf_define_setting("snowflake.import_shards",
+					  "Shards reserved for imports with their original creation times, such "
+					  "as 900-903: only snowflake_nextval_at() generates for them.",
+					  "Never used by live generation. Settable only in the configuration file "
+					  "or with ALTER SYSTEM.",
+					  &sf_import_shards, "", PGC_SIGHUP, 0, sf_check_shard_ids,
+					  sf_assign_import_shards);
+	sf_define_setting("snowflake.max_shards",
+					  "How many distinct shards this server can generate for between restarts.",
+					  "Sizes the shared memory for per-shard state: 384 bytes a shard.",
+					  &sf_max_shards, 1024, 1, 1 << snowflake::kMaxShardBits, PGC_POSTMASTER);
+}
 
-	DefineCustomStringVariable("snowflake.shard_ids",
-							   "Logical shards this server may generate IDs for, such as 0-63,128.",
-							   "Used by snowflake_nextval(shard_id); snowflake.shard_id is always "
-							   "allowed. Settable only in the configuration file or with ALTER SYSTEM.",
-							   &sf_shard_ids,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   sf_check_shard_ids,
-							   sf_assign_shard_ids,
-							   NULL);
+/* The clock: how far IDs may run ahead of it, how long a call may wait for it. */
+static void
+sf_define_clock_settings(void)
+{
+	sf_define_setting("snowflake.max_clock_lead",
+					  "How far ID timestamps may run ahead of the wall clock.",
+					  "Absorbs bursts and small backward clock steps without waiting.",
+					  &sf_max_clock_lead, 1000, 0, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS);
+	sf_define_setting("snowflake.max_clock_wait",
+					  "How long a call may wait for the wall clock before failing.",
+					  NULL,
+					  &sf_max_clock_wait, 5000, 0, 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS);
+}
 
-	DefineCustomStringVariable("snowflake.import_shards",
-							   "Shards reserved for imports with their original creation times, such "
-							   "as 900-903: only snowflake_nextval_at() generates for them.",
-							   "Never used by live generation. Settable only in the configuration file "
-							   "or with ALTER SYSTEM.",
-							   &sf_import_shards,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   sf_check_shard_ids,
-							   sf_assign_import_shards,
-							   NULL);
+/* How and where IDs are generated. */
+static void
+sf_define_generation_settings(void)
+{
+	sf_define_setting("snowflake.allow_on_standby",
+					  "Allows generating IDs on a hot standby.",
+					  "Only safe if the standby has a shard ID of its own.",
+					  &sf_allow_on_standby, false, PGC_SIGHUP);
+	sf_define_setting("snowflake.generator",
+					  "How calls advance a shard's generator: atomic (lock-free) or lwlock.",
+					  "atomic installs each ID with a compare-and-swap and takes the shard's "
+					  "LWLock only to wait or to move the durable mark; lwlock takes it for "
+					  "every call (the reference implementation).",
+					  &sf_generator, SF_GENERATOR_ATOMIC, sf_generator_options, PGC_POSTMASTER);
+}
 
-	DefineCustomIntVariable("snowflake.max_shards",
-							"How many distinct shards this server can generate for between restarts.",
-							"Sizes the shared memory for per-shard state: 384 bytes a shard.",
-							&sf_max_shards,
-							1024,
-							1,
-							1 << snowflake::kMaxShardBits,
-							PGC_POSTMASTER,
-							0,
-							NULL,
-							NULL,
-							NULL);
-
-	DefineCustomIntVariable("snowflake.max_clock_lead",
-							"How far ID timestamps may run ahead of the wall clock.",
-							"Absorbs bursts and small backward clock steps without waiting.",
-							&sf_max_clock_lead,
-							1000,
-							0,
-							3600 * 1000,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL,
-							NULL,
-							NULL);
-
-	DefineCustomIntVariable("snowflake.max_clock_wait",
-							"How long a call may wait for the wall clock before failing.",
-							NULL,
-							&sf_max_clock_wait,
-							5000,
-							0,
-							3600 * 1000,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL,
-							NULL,
-							NULL);
-
-	DefineCustomBoolVariable("snowflake.allow_on_standby",
-							 "Allows generating IDs on a hot standby.",
-							 "Only safe if the standby has a shard ID of its own.",
-							 &sf_allow_on_standby,
-							 false,
-							 PGC_SIGHUP,
-							 0,
-							 NULL,
-							 NULL,
-							 NULL);
-
-	DefineCustomEnumVariable("snowflake.generator",
-							 "How calls advance a shard's generator: atomic (lock-free) or lwlock.",
-							 "atomic installs each ID with a compare-and-swap and takes the shard's "
-							 "LWLock only to wait or to move the durable mark; lwlock takes it for "
-							 "every call (the reference implementation).",
-							 &sf_generator,
-							 SF_GENERATOR_ATOMIC,
-							 sf_generator_options,
-							 PGC_POSTMASTER,
-							 0,
-							 NULL,
-							 NULL,
-							 NULL);
-
-	/* only called at server start (see _PG_init) */
-	sf_require_applied("snowflake.epoch", raw_epoch,
-					   raw_epoch && snowflake::parse_epoch(raw_epoch, &raw_ms) &&
-					   snowflake::parse_epoch(sf_epoch, &applied_ms) &&
-					   raw_ms == applied_ms);
-	sf_require_applied("snowflake.shard_bits", raw_shard_bits,
-					   sf_int_matches(raw_shard_bits, sf_shard_bits, 0));
-	sf_require_applied("snowflake.sequence_bits", raw_sequence_bits,
-					   sf_int_matches(raw_sequence_bits, sf_sequence_bits, 0));
-	sf_require_applied("snowflake.shard_id", raw_shard_id,
-					   sf_int_matches(raw_shard_id, sf_shard_id, 0));
-	sf_require_applied("snowflake.shard_ids", raw_shard_ids,
-					   raw_shard_ids && strcmp(raw_shard_ids, sf_shard_ids) == 0);
-	sf_require_applied("snowflake.max_shards", raw_max_shards,
-					   sf_int_matches(raw_max_shards, sf_max_shards, 0));
-	sf_require_applied("snowflake.max_clock_lead", raw_lead,
-					   sf_int_matches(raw_lead, sf_max_clock_lead, GUC_UNIT_MS));
-	sf_require_applied("snowflake.max_clock_wait", raw_wait,
-					   sf_int_matches(raw_wait, sf_max_clock_wait, GUC_UNIT_MS));
-	sf_require_applied("snowflake.allow_on_standby", raw_standby,
-					   raw_standby && parse_bool(raw_standby, &raw_bool) &&
-					   raw_bool == sf_allow_on_standby);
-	sf_require_applied("snowflake.import_shards", raw_import,
-					   raw_import && strcmp(raw_import, sf_import_shards) == 0);
-	sf_require_applied("snowflake.id_bits", raw_id_bits,
-					   sf_int_matches(raw_id_bits, sf_id_bits, 0));
-	sf_require_applied("snowflake.time_unit", raw_time_unit,
-					   sf_int_matches(raw_time_unit, sf_time_unit, GUC_UNIT_MS));
-	sf_require_applied("snowflake.datacenter_bits", raw_dc_bits,
-					   sf_int_matches(raw_dc_bits, sf_datacenter_bits, 0));
-	sf_require_applied("snowflake.datacenter_id", raw_dc_id,
-					   sf_int_matches(raw_dc_id, sf_datacenter_id, 0));
-	sf_require_applied("snowflake.generator", raw_generator,
-					   raw_generator &&
-					   pg_strcasecmp(raw_generator,
-									 sf_generator_options[sf_generator].name) == 0);
+/* Defines the generator's snowflake.* settings (only at server start, see _PG_init). */
+static void
+sf_define_settings(void)
+{
+	sf_define_layout_settings();
+	sf_define_shard_settings();
+	sf_define_clock_settings();
+	sf_define_generation_settings();
+	/* nonsense stops the server, before the layout's own checks */
+	sf_require_settings_applied();
 }
 
 /* Stops the server when the layout makes no sense. */
@@ -835,6 +670,7 @@ sf_settings_define(void)
 void
 sf_settings_finish(void)
 {
+	sf_require_settings_applied();	/* any setting's check not run yet */
 	sf_refuse_unknown_settings();
 	MarkGUCPrefixReserved("snowflake");
 }

@@ -44,9 +44,7 @@ void		sf_datacenter_shards(int64 *lo, int64 *hi);
 /* snowflake.max_clock_lead in layout units. */
 #define sf_lead_units() (sf_layout.units(sf_max_clock_lead))
 
-/* For every subsystem's settings: the rule at start, raw values, GUC memory. */
-char	   *sf_raw_setting(const char *name);
-void		sf_require_applied(const char *name, const char *raw, bool applied);
+/* Memory for a check hook's "extra" (defining a setting: settings/guc.hpp). */
 void	   *sf_guc_malloc(size_t size);
 
 #endif							/* SNOWFLAKE_SETTINGS_HPP */

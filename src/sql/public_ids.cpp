@@ -34,6 +34,7 @@
 
 #include "core/publicid.hpp"
 #include "sql/public_ids.hpp"
+#include "settings/guc.hpp"
 #include "settings/settings.hpp"
 
 extern "C"
@@ -155,39 +156,41 @@ sf_publicid_show_keys(void)
 	return shown;
 }
 
+/*
+ * Whether the keys configured were applied: the variable holds the mask
+ * whatever they are, so the check hook's verdict tells.
+ */
+static bool
+sf_publicid_applied(const char *)
+{
+	return !sf_publicid_refused;
+}
+
 void
 sf_publicid_define_settings(void)
 {
-	bool		configured = GetConfigOption("snowflake.public_id_keys", true, false) != NULL;
+	/* never printed (see the header comment) */
+	static const SfStringStart keys_start = {
+		sf_publicid_applied, "The value is not shown because it holds keys.",
+		"See the warning above for what is wrong; the snowflake extension "
+		"refuses to start rather than run without the keys."
+	};
 
 	/*
 	 * superusers only; not through ALTER SYSTEM; never printed (see the
 	 * header comment)
 	 */
-	DefineCustomStringVariable("snowflake.public_id_keys",
-							   "Keys of public IDs: version:hexkey, comma-separated; the first "
-							   "encodes, every one listed decodes.",
-							   "Versions 0 to 31, keys of 128 to 512 bits in hex. Superusers "
-							   "only; never shown: SHOW prints the key versions.",
-							   &sf_public_id_keys,
-							   SF_PUBLICID_MASK,
-							   PGC_SIGHUP,
-							   GUC_SUPERUSER_ONLY | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_AUTO_FILE,
-							   sf_publicid_check_keys,
-							   sf_publicid_assign_keys,
-							   sf_publicid_show_keys);
-
-	/*
-	 * At start, nonsense stops the server, as for every snowflake.* setting
-	 * (sf_require_applied, which would print the value)
-	 */
-	if (configured && sf_publicid_refused)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for parameter \"snowflake.public_id_keys\""),
-				 errdetail("The value is not shown because it holds keys."),
-				 errhint("See the warning above for what is wrong; the snowflake extension "
-						 "refuses to start rather than run without the keys.")));
+	sf_define_setting("snowflake.public_id_keys",
+					  "Keys of public IDs: version:hexkey, comma-separated; the first "
+					  "encodes, every one listed decodes.",
+					  "Versions 0 to 31, keys of 128 to 512 bits in hex. Superusers "
+					  "only; never shown: SHOW prints the key versions.",
+					  &sf_public_id_keys, SF_PUBLICID_MASK, PGC_SIGHUP,
+					  GUC_SUPERUSER_ONLY | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_AUTO_FILE,
+					  sf_publicid_check_keys, sf_publicid_assign_keys, sf_publicid_show_keys,
+					  &keys_start);
+	/* at start nonsense stops the server, as for every snowflake.* setting */
+	sf_require_settings_applied();
 }
 
 /*---- the cipher ----*/

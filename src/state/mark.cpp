@@ -27,8 +27,6 @@
 #include "state/datadir.hpp"
 #include "state/wal.hpp"
 
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
 static void sf_shmem_exit(int code, Datum arg);
 
 /* The durable mark as a layout offset (caller holds file_lock). */
@@ -367,22 +365,22 @@ sf_register_worker(const char *function, const char *name, int flags)
 	RegisterBackgroundWorker(&worker);
 }
 
-/* At start, in the postmaster: settle the mark when it exits (sf_shmem_exit). */
-static void
-sf_mark_shmem_startup(void)
+/*
+ * At start, in the postmaster: settle the mark when it exits (sf_shmem_exit).
+ * Called by the module's shmem_startup_hook (snowflake.cpp), after
+ * sf_shmem_init().
+ */
+void
+sf_mark_shmem_init(void)
 {
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
 	if (!IsUnderPostmaster)
 		on_shmem_exit(sf_shmem_exit, (Datum) 0);
 }
 
-/* Installs the exit hook and registers the mark worker (preload only). */
+/* Registers the mark worker (preload only). */
 void
 sf_mark_init(void)
 {
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = sf_mark_shmem_startup;
 	sf_register_worker("snowflake_mark_worker_main", "snowflake mark worker",
 					   BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION);
 }

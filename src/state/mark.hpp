@@ -16,6 +16,7 @@
 #include "state/state.hpp"
 
 void		sf_mark_init(void);
+void		sf_mark_shmem_init(void);
 void		sf_extend_mark(ShardSlot *slot, int64 wanted_offset);
 void		sf_reraise_reserved(void);
 void		sf_raise_floor(int64 offset);

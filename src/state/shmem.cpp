@@ -19,10 +19,7 @@
 
 SnowflakeShared *sf_shared = NULL;
 
-#define SNOWFLAKE_TRANCHE "snowflake"
 #define SF_FIXED_LOCKS 2		/* file_lock, assign_lock; then one per slot */
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* Set by the registry's init when a registry is in use (state.hpp). */
 bool		sf_slot_caps = false;
@@ -49,7 +46,8 @@ sf_slots_offset(void)
 		MAXALIGN(sizeof(pg_atomic_uint32) * (Size) (sf_layout.max_shard_id() + 1));
 }
 
-static Size
+/* The shared memory to ask for (the module's shmem_request_hook, snowflake.cpp). */
+Size
 sf_shmem_size(void)
 {
 	/* room to align the slots to a cache line (see sf_slot) */
@@ -71,25 +69,19 @@ sf_slot(int i)
 								   (char *) sf_shared + sf_slots_offset()) + i;
 }
 
-/* Asks for the shared memory and the lock tranche. */
-static void
-sf_shmem_request(void)
+/* The LWLocks of the tranche SNOWFLAKE_TRANCHE to ask for. */
+int
+sf_shmem_lock_count(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(sf_shmem_size());
-	RequestNamedLWLockTranche(SNOWFLAKE_TRANCHE, SF_FIXED_LOCKS + sf_num_slots());
+	return SF_FIXED_LOCKS + sf_num_slots();
 }
 
-/* Creates and initialises the shared state. */
-static void
-sf_shmem_startup(void)
+/* Creates and initialises the shared state (the module's shmem_startup_hook). */
+void
+sf_shmem_init(void)
 {
 	bool		found;
 	SnowflakeShared fresh;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
 
 	/* the cluster's modes (group access or not) for pg_snowflake/ and its files */
 	snowflake::set_create_modes(pg_dir_create_mode, pg_file_create_mode);
@@ -342,14 +334,4 @@ sf_require_generation_ready(void)
 						 "restarted; decoding works. See \"The durable mark\" in the snowflake "
 						 "README.")));
 	}
-}
-
-/* Installs the shared-memory hooks (preload only). */
-void
-sf_shmem_init(void)
-{
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = sf_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = sf_shmem_startup;
 }

@@ -241,7 +241,14 @@ typedef enum SfRefusal
 	SF_REFUSE_STATE				/* generation only */
 } SfRefusal;
 
-/* shmem.cpp */
+/*
+ * shmem.cpp.  The module's one shmem_request_hook asks for sf_shmem_size()
+ * bytes and sf_shmem_lock_count() locks of SNOWFLAKE_TRANCHE; its one
+ * shmem_startup_hook calls sf_shmem_init() (snowflake.cpp).
+ */
+#define SNOWFLAKE_TRANCHE "snowflake"
+Size		sf_shmem_size(void);
+int			sf_shmem_lock_count(void);
 void		sf_shmem_init(void);
 void		sf_require_ready(void);
 void		sf_require_generation_ready(void);
