@@ -303,7 +303,7 @@ BEGIN
         SELECT t.oid::pg_catalog.regtype INTO STRICT sf_type
         FROM pg_catalog.pg_depend d
         JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
-        JOIN pg_catalog.pg_type t ON t.oid = d.objid AND t.typtype = 'b'
+        JOIN pg_catalog.pg_type t ON t.oid = d.objid AND t.typtype = 'b' AND t.typelem = 0
         WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
           AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e';
         EXECUTE format('ALTER TABLE %s ALTER COLUMN %I TYPE %s', tbl, col, sf_type);
@@ -868,7 +868,12 @@ ALTER OPERATOR FAMILY snowflake_ops USING btree ADD
     FUNCTION 1 (snowflake, timestamptz) snowflake_cmp_time(snowflake, timestamptz),
     OPERATOR 1 < (timestamptz, snowflake), OPERATOR 2 <= (timestamptz, snowflake),
     OPERATOR 4 >= (timestamptz, snowflake), OPERATOR 5 > (timestamptz, snowflake),
-    FUNCTION 1 (timestamptz, snowflake) snowflake_time_cmp(timestamptz, snowflake);
+    FUNCTION 1 (timestamptz, snowflake) snowflake_time_cmp(timestamptz, snowflake),
+    -- the integers' own order, no operators: PostgreSQL 19 sorts the array of
+    -- an "id IN (1, 2, 3)" with the family's support for the elements' type
+    FUNCTION 1 (bigint, bigint) btint8cmp(bigint, bigint),
+    FUNCTION 1 (integer, integer) btint4cmp(integer, integer),
+    FUNCTION 1 (smallint, smallint) btint2cmp(smallint, smallint);
 
 -- hash: DISTINCT, GROUP BY, hash joins (with the integers too) and hash
 -- partitions.  A hashed "id NOT IN (SELECT bigint ...)" needs each side's own
