@@ -299,6 +299,16 @@ BEGIN
     -- found by membership, never by name (a rewrite of the table; a negative
     -- value, a partition key or a bigint column referencing it refuses, and
     -- then nothing stays)
+    -- the change of type rewrites the table and checks its constraints as the
+    -- caller: only the owner itself may do that (a superuser would run the
+    -- owner's code with its own rights)
+    IF as_type AND rel.relowner <> (SELECT ro.oid FROM pg_catalog.pg_roles ro WHERE ro.rolname = current_user) THEN
+        RAISE EXCEPTION 'only the owner of table % may convert its column to the type snowflake', tbl
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'The change of type rewrites the table and evaluates its constraints as the caller.',
+                  HINT = format('Run it as %I (SET ROLE %I), or convert without as_type.',
+                                pg_catalog.pg_get_userbyid(rel.relowner), pg_catalog.pg_get_userbyid(rel.relowner));
+    END IF;
     IF as_type THEN
         SELECT t.oid::pg_catalog.regtype INTO STRICT sf_type
         FROM pg_catalog.pg_depend d

@@ -324,3 +324,14 @@ SELECT snowflake_convert_column('sf_convert_neg', 'id', as_type => true);
 SELECT format_type(atttypid, atttypmod) AS still FROM pg_attribute
 WHERE attrelid = 'sf_convert_neg'::regclass AND attname = 'id';
 DROP TABLE sf_convert, sf_convert_neg;
+-- as_type only by the table's owner itself: the rewrite evaluates the owner's
+-- constraints as the caller, so a superuser is refused too
+CREATE ROLE sf_convert_owner;
+CREATE TABLE sf_convert_other (id bigserial PRIMARY KEY);
+ALTER TABLE sf_convert_other OWNER TO sf_convert_owner;
+ALTER SEQUENCE sf_convert_other_id_seq OWNER TO sf_convert_owner;
+SELECT snowflake_convert_column('sf_convert_other', 'id', as_type => true);
+SELECT format_type(atttypid, atttypmod) AS still FROM pg_attribute
+WHERE attrelid = 'sf_convert_other'::regclass AND attname = 'id';
+DROP TABLE sf_convert_other;
+DROP ROLE sf_convert_owner;
