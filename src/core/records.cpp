@@ -26,30 +26,13 @@ template <typename F>
 bool
 parse_records(const char *text, size_t len, F &&on_pair) noexcept
 {
-	size_t		i = 0;
-
-	while (i < len)
-	{
-		size_t		end = i;
-		char		line[128];
+	return for_each_record_line(text, len, [&](const char *line) {
 		long long	v;
 		char		key[32];
 		char		tail;
 
-		while (end < len && text[end] != '\n')
-			end++;
-		if (end - i >= sizeof(line))
-			return false;
-		memcpy(line, text + i, end - i);
-		line[end - i] = '\0';
-		i = end + 1;
-
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
-		if (sscanf(line, "%31s %lld%c", key, &v, &tail) != 2 || !on_pair(key, (int64_t) v))
-			return false;
-	}
-	return true;
+		return sscanf(line, "%31s %lld%c", key, &v, &tail) == 2 && on_pair(key, (int64_t) v);
+	});
 }
 
 }								/* namespace */

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "core/layout.hpp"
 
@@ -42,6 +43,37 @@ bool parse_mark_record(const char *text, size_t len, int64_t *mark_unix_ms) noex
 int format_lineage_record(const uint64_t *ids, int count, char *buf, size_t buflen) noexcept;
 bool parse_lineage_record(const char *text, size_t len, uint64_t *ids, int capacity,
 						  int *count) noexcept;
+
+/*
+ * Calls on_line(line) for each line of a record that is neither empty nor a
+ * "#" comment, the line NUL-terminated in a buffer of its own; false as soon
+ * as a line is too long (127 bytes) or on_line returns false.
+ */
+template <typename F>
+bool
+for_each_record_line(const char *text, size_t len, F &&on_line) noexcept
+{
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		size_t		end = i;
+		char		line[128];
+
+		while (end < len && text[end] != '\n')
+			end++;
+		if (end - i >= sizeof(line))
+			return false;
+		memcpy(line, text + i, end - i);
+		line[end - i] = '\0';
+		i = end + 1;
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		if (!on_line(line))
+			return false;
+	}
+	return true;
+}
 
 }								/* namespace snowflake */
 

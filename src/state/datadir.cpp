@@ -324,35 +324,24 @@ template <typename F>
 static bool
 sf_parse_imports(const char *text, size_t len, F &&fn)
 {
-	size_t		i = 0;
 	bool		have_format = false;
 
-	while (i < len)
-	{
-		size_t		end = i;
-		char		line[128];
-		long long	shard, ms;
-		char		tail;
+	if (!snowflake::for_each_record_line(text, len, [&](const char *line) {
+			long long	shard, ms;
+			char		tail;
 
-		while (end < len && text[end] != '\n')
-			end++;
-		if (end - i >= sizeof(line))
-			return false;
-		memcpy(line, text + i, end - i);
-		line[end - i] = '\0';
-		i = end + 1;
-		if (line[0] == '\0' || line[0] == '#')
-			continue;
-		if (strcmp(line, "format 1") == 0)
-			have_format = true;
-		else if (sscanf(line, "shard %lld reserved_unix_ms %lld%c", &shard, &ms, &tail) == 2 &&
-				 shard >= 0 && shard <= sf_layout.max_shard_id() && sf_import_ms_valid(ms))
-			fn((int64) shard, (int64) ms);
-		else if (sscanf(line, "floor_unix_ms %lld%c", &ms, &tail) == 1 && sf_import_ms_valid(ms))
-			fn((int64) -1, (int64) ms);
-		else
-			return false;
-	}
+			if (strcmp(line, "format 1") == 0)
+				have_format = true;
+			else if (sscanf(line, "shard %lld reserved_unix_ms %lld%c", &shard, &ms, &tail) == 2 &&
+					 shard >= 0 && shard <= sf_layout.max_shard_id() && sf_import_ms_valid(ms))
+				fn((int64) shard, (int64) ms);
+			else if (sscanf(line, "floor_unix_ms %lld%c", &ms, &tail) == 1 && sf_import_ms_valid(ms))
+				fn((int64) -1, (int64) ms);
+			else
+				return false;
+			return true;
+		}))
+		return false;
 	return have_format || len == 0;
 }
 
@@ -484,38 +473,27 @@ static SfLiveRange sf_live_ranges[SF_LIVE_MAX_RANGES + 1];
 static bool
 sf_parse_live(const char *text, size_t len, int *count)
 {
-	size_t		i = 0;
 	bool		have_format = false;
 
 	*count = 0;
-	while (i < len)
-	{
-		size_t		end = i;
-		char		line[128];
-		long long	lo, hi, ms;
-		char		tail;
+	if (!snowflake::for_each_record_line(text, len, [&](const char *line) {
+			long long	lo, hi, ms;
+			char		tail;
 
-		while (end < len && text[end] != '\n')
-			end++;
-		if (end - i >= sizeof(line))
-			return false;
-		memcpy(line, text + i, end - i);
-		line[end - i] = '\0';
-		i = end + 1;
-		if (line[0] == '\0' || line[0] == '#')
-			continue;
-		if (strcmp(line, "format 1") == 0)
-			have_format = true;
-		else if (sscanf(line, "shards %lld-%lld live_from_unix_ms %lld%c", &lo, &hi, &ms,
-						&tail) == 3 &&
-				 lo >= 0 && lo <= hi && hi <= sf_layout.max_shard_id() && ms >= 0 &&
-				 ms <= sf_layout.unix_ms_end_of(sf_layout.max_offset()) &&
-				 *count < SF_LIVE_MAX_RANGES &&
-				 (*count == 0 || lo > sf_live_ranges[*count - 1].hi))
-			sf_live_ranges[(*count)++] = SfLiveRange{(int64) lo, (int64) hi, (int64) ms};
-		else
-			return false;
-	}
+			if (strcmp(line, "format 1") == 0)
+				have_format = true;
+			else if (sscanf(line, "shards %lld-%lld live_from_unix_ms %lld%c", &lo, &hi, &ms,
+							&tail) == 3 &&
+					 lo >= 0 && lo <= hi && hi <= sf_layout.max_shard_id() && ms >= 0 &&
+					 ms <= sf_layout.unix_ms_end_of(sf_layout.max_offset()) &&
+					 *count < SF_LIVE_MAX_RANGES &&
+					 (*count == 0 || lo > sf_live_ranges[*count - 1].hi))
+				sf_live_ranges[(*count)++] = SfLiveRange{(int64) lo, (int64) hi, (int64) ms};
+			else
+				return false;
+			return true;
+		}))
+		return false;
 	return have_format || len == 0;
 }
 
