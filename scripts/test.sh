@@ -65,26 +65,64 @@ if [ ${#versions[@]} -gt 1 ] || ! pg_runs_here "${versions[0]}"; then
     trap 'kill -TERM -- -"$prep_pid" 2>/dev/null || true; rm -f "$prep_log"' EXIT
   fi
 
-  for v in "${versions[@]}"; do
-    echo "==== PostgreSQL $v"
-    t0=$SECONDS
+  # The versions run in SNOWFLAKE_LANES lanes at once (default 2): a run is
+  # mostly waiting (servers starting, leases expiring, clocks stepping), so
+  # two at a time on two cores take about as long as one, and the whole run
+  # fits CI's hour.  Each version writes its own log, printed whole when it
+  # ends; the chroots and the host share no ports: the PostgreSQL nodes use
+  # Unix sockets in each run's own directory, and each lane draws etcd's
+  # TCP ports from its own range (SNOWFLAKE_PORT_LANE, test/perl/EtcdCluster.pm).
+  lanes=${SNOWFLAKE_LANES:-2}
+  declare -A lane_of=() log_of=() start_of=() line_of=()
+  free_lanes=()
+  for ((i = 0; i < lanes; i++)); do free_lanes+=("$i"); done
+  pending=("${versions[@]}")
+  running=0
+  start_version() {
+    local v=$1 lane=$2 vlog
     vlog=$(mktemp /tmp/snowflake-test-$v.XXXXXX)
+    log_of[$v]=$vlog; start_of[$v]=$SECONDS
+    echo "==== PostgreSQL $v: started (lane $lane, log $vlog)"
     if pg_runs_here "$v"; then
-      PG_VERSIONS=$v PG_VERSION=$v PG_BIN=/usr/lib/postgresql/$v/bin \
-        bash "$REPO/scripts/test.sh" 2>&1 | tee "$vlog" || status=1
+      SNOWFLAKE_PORT_LANE=$lane PG_VERSIONS=$v PG_VERSION=$v PG_BIN=/usr/lib/postgresql/$v/bin \
+        bash "$REPO/scripts/test.sh" >"$vlog" 2>&1 &
     else
-      bash "$REPO/scripts/chroot.sh" "$v" 2>&1 | tee "$vlog" || status=1
+      SNOWFLAKE_PORT_LANE=$lane bash "$REPO/scripts/chroot.sh" "$v" >"$vlog" 2>&1 &
     fi
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$vlog" | tail -n 1 || true)
-    rm -f "$vlog"
+    lane_of[$!]=$lane:$v
+  }
+  finish_version() {
+    local pid=$1 rc=$2 lane v line p f
+    lane=${lane_of[$pid]%%:*}; v=${lane_of[$pid]#*:}
+    unset "lane_of[$pid]"
+    free_lanes+=("$lane")
+    echo "==== PostgreSQL $v (exit $rc)"
+    cat "${log_of[$v]}"
+    [ "$rc" -eq 0 ] || status=1
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "${log_of[$v]}" | tail -n 1 || true)
+    rm -f "${log_of[$v]}"
     if [ -z "$line" ]; then
       line="0 passed, 1 failed"          # the run died before counting
       status=1
     fi
     p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
     passed=$((passed + p)); failed=$((failed + f))
-    summary+=("PostgreSQL $v: $line ($(( (SECONDS - t0) / 60 )) min $(( (SECONDS - t0) % 60 )) s)")
+    line_of[$v]="PostgreSQL $v: $line ($(( (SECONDS - start_of[$v]) / 60 )) min $(( (SECONDS - start_of[$v]) % 60 )) s)"
+  }
+  while [ ${#pending[@]} -gt 0 ] || [ "$running" -gt 0 ]; do
+    while [ ${#pending[@]} -gt 0 ] && [ ${#free_lanes[@]} -gt 0 ]; do
+      start_version "${pending[0]}" "${free_lanes[0]}"
+      pending=("${pending[@]:1}"); free_lanes=("${free_lanes[@]:1}")
+      running=$((running + 1))
+    done
+    done_pid=
+    rc=0
+    wait -n -p done_pid "${!lane_of[@]}" || rc=$?
+    [ -n "$done_pid" ] || continue
+    finish_version "$done_pid" "$rc"
+    running=$((running - 1))
   done
+  for v in "${versions[@]}"; do summary+=("${line_of[$v]}"); done
   if [ -n "$prep_pid" ]; then
     wait "$prep_pid" || true
   fi

@@ -48,15 +48,24 @@ sub port_free
 }
 
 # Ports above Linux's ephemeral range (32768-60999) and PostgreSQL::Test::
-# Cluster's (10200-32767), so they collide with neither.
+# Cluster's (10200-32767), so they collide with neither.  scripts/test.sh runs
+# two versions at once and gives each its lane (SNOWFLAKE_PORT_LANE 0 or 1):
+# each lane draws from its own half of the range.
 sub pick_ports
 {
 	my ($count) = @_;
+	my ($low, $high) = (61000, 64999);
+	my $lane = $ENV{SNOWFLAKE_PORT_LANE};
+	if (defined $lane && $lane =~ /^[01]$/)
+	{
+		$low += 2000 * $lane;
+		$high = $low + 1999;
+	}
 	my @ports;
-	my $port = 61000 + int(rand(3000));
+	my $port = $low + int(rand($high - $low));
 	while (@ports < $count)
 	{
-		$port = 61000 if ++$port > 64999;
+		$port = $low if ++$port > $high;
 		push @ports, $port if port_free($port);
 	}
 	return @ports;
