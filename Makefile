@@ -5,7 +5,7 @@ MODULE_big = snowflake
 # in layer order, one folder a layer (src/README.md): core, settings, state,
 # registry, SQL, then the module itself; make layercheck checks the order
 CORE_OBJS     = src/core/layout.o src/core/generator.o src/core/atomicgen.o src/core/textform.o \
-                src/core/shardlist.o src/core/records.o src/core/statefile.o \
+                src/core/shardlist.o src/core/records.o src/core/skew.o src/core/statefile.o \
                 src/core/hmac_sha256.o src/core/publicid.o
 SETTINGS_OBJS = src/settings/guc.o src/settings/settings.o src/settings/seqstart.o
 STATE_OBJS    = src/state/datadir.o src/state/fastpath.o src/state/shmem.o src/state/wal.o src/state/mark.o src/state/history.o
@@ -80,11 +80,12 @@ BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src -I$(shell $(PG_CONF
 # frontend code: -DFRONTEND)
 PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
 PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
-CORE_SRCS = src/core/layout.cpp src/core/generator.cpp src/core/textform.cpp src/core/shardlist.cpp src/core/records.cpp
+CORE_SRCS = src/core/layout.cpp src/core/generator.cpp src/core/textform.cpp src/core/shardlist.cpp src/core/records.cpp \
+		src/core/skew.cpp
 # one file of tests per module of src/core/ (atomicgen's are atomicgen_test.cpp, below)
 CORE_TESTS = test/unit/layout_test.cpp test/unit/generator_test.cpp test/unit/textform_test.cpp \
 		test/unit/shardlist_test.cpp test/unit/records_test.cpp test/unit/statefile_test.cpp \
-		test/unit/timebound_test.cpp
+		test/unit/timebound_test.cpp test/unit/skew_test.cpp
 test/unit/core_test: $(CORE_TESTS) test/unit/unit_helpers.hpp $(CORE_SRCS) src/*/*.hpp src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/registry/pgconn.cpp \
