@@ -111,7 +111,8 @@ unitcheck: test/unit/core_test tsancheck
 	test/unit/core_test
 
 # The layers of src/ (scripts/layercheck.py; src/README.md): no include runs
-# up a layer, the core includes nothing of PostgreSQL, no include circles.
+# up a layer, the core includes nothing of PostgreSQL, no include circles, no
+# function over 150 lines (scripts/funclen.py).
 layercheck:
 	python3 $(srcdir)/scripts/layercheck.py --self-test $(srcdir)/src
 
