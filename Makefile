@@ -5,12 +5,12 @@ MODULE_big = snowflake
 # in layer order, one folder a layer (src/README.md): core, settings, state,
 # registry, SQL, then the module itself; make layercheck checks the order
 CORE_OBJS     = src/core/layout.o src/core/generator.o src/core/atomicgen.o src/core/textform.o \
-                src/core/shardlist.o src/core/records.o src/core/statefile.o \
+                src/core/shardlist.o src/core/records.o src/core/skew.o src/core/statefile.o \
                 src/core/hmac_sha256.o src/core/publicid.o
 SETTINGS_OBJS = src/settings/guc.o src/settings/settings.o src/settings/seqstart.o
 STATE_OBJS    = src/state/datadir.o src/state/fastpath.o src/state/shmem.o src/state/wal.o src/state/mark.o src/state/history.o
 REGISTRY_OBJS = src/registry/etcd_json.o src/registry/etcd.o src/registry/backend_etcd.o \
-                src/registry/backend_pg.o src/registry/registry.o src/registry/lease.o
+                src/registry/pgconn.o src/registry/backend_pg.o src/registry/registry.o src/registry/lease.o
 SQL_OBJS      = src/sql/nextval.o src/sql/backfill.o src/sql/decode.o src/sql/partitions.o \
                 src/sql/foreign_layouts.o src/sql/stats.o src/sql/metrics.o src/sql/origin.o \
                 src/sql/colmax.o src/sql/adopt.o src/sql/public_ids.o src/sql/type.o
@@ -54,7 +54,7 @@ PROVE_TESTS ?= test/t/*.pl
 EXTRA_CLEAN = tmp_check_regress tmp_check results regression.diffs \
               regression.out test/unit/core_test test/unit/atomicgen_test
 
-# the registry's etcd client (etcd.cpp) and its PostgreSQL backend (backend_pg.cpp)
+# the registry's etcd client (etcd.cpp) and its PostgreSQL transport (pgconn.cpp)
 SHLIB_LINK += -lcurl -lpq
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -80,20 +80,21 @@ BITCODE_CXXFLAGS += -std=c++17 -Wno-register -I$(srcdir)/src -I$(shell $(PG_CONF
 # frontend code: -DFRONTEND)
 PG_PKGLIBDIR := $(shell $(PG_CONFIG) --pkglibdir)
 PG_INCLUDEDIR_SERVER := $(shell $(PG_CONFIG) --includedir-server)
-CORE_SRCS = src/core/layout.cpp src/core/generator.cpp src/core/textform.cpp src/core/shardlist.cpp src/core/records.cpp
+CORE_SRCS = src/core/layout.cpp src/core/generator.cpp src/core/textform.cpp src/core/shardlist.cpp src/core/records.cpp \
+		src/core/skew.cpp
 # one file of tests per module of src/core/ (atomicgen's are atomicgen_test.cpp, below)
 CORE_TESTS = test/unit/layout_test.cpp test/unit/generator_test.cpp test/unit/textform_test.cpp \
 		test/unit/shardlist_test.cpp test/unit/records_test.cpp test/unit/statefile_test.cpp \
-		test/unit/timebound_test.cpp
+		test/unit/timebound_test.cpp test/unit/skew_test.cpp
 test/unit/core_test: $(CORE_TESTS) test/unit/unit_helpers.hpp $(CORE_SRCS) src/*/*.hpp src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
-		test/unit/pgtarget_test.cpp src/registry/backend_pg.cpp \
+		test/unit/pgtarget_test.cpp src/registry/pgconn.cpp \
 		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
 		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
 		$(CORE_TESTS) $(CORE_SRCS) src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
-		test/unit/pgtarget_test.cpp src/registry/backend_pg.cpp \
+		test/unit/pgtarget_test.cpp src/registry/pgconn.cpp \
 		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp \
 		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcrypto -lcurl -lpq -lgtest -lgtest_main -pthread -lm
 
@@ -110,7 +111,8 @@ unitcheck: test/unit/core_test tsancheck
 	test/unit/core_test
 
 # The layers of src/ (scripts/layercheck.py; src/README.md): no include runs
-# up a layer, the core includes nothing of PostgreSQL, no include circles.
+# up a layer, the core includes nothing of PostgreSQL, no include circles, no
+# function over 150 lines (scripts/funclen.py).
 layercheck:
 	python3 $(srcdir)/scripts/layercheck.py --self-test $(srcdir)/src
 

@@ -8,7 +8,8 @@ src/ has one folder a layer, lowest first (src/README.md says what each holds):
 A file may include headers of its own layer and of the layers below it, never
 of a layer above; a core file includes nothing of PostgreSQL (only other core
 headers and the C and C++ standard library), so the core builds and is
-unit-tested without a server; and no files include each other in a circle.
+unit-tested without a server; no files include each other in a circle; and
+no function of src/ runs over 150 lines (scripts/funclen.py).
 Reads the files as text: no git, no compiler, so it works in a release
 tarball.  Prints TAP ("ok N - ...", "not ok N - ...") and exits 1 on any
 failure.
@@ -21,6 +22,9 @@ import re
 import shutil
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import funclen  # noqa: E402  (scripts/funclen.py, beside this file)
 
 LAYERS = ["core", "settings", "state", "registry", "sql"]
 TOP = len(LAYERS)  # files directly in src/: the module alone
@@ -100,6 +104,7 @@ def check(src):
         ("core files include no PostgreSQL header and nothing outside core/", impure),
         ("every quoted include is found", missing),
         ("no files include each other in a circle", circles),
+        (f"no function of src/ runs over {funclen.LIMIT} lines", funclen.problems(src)),
     ]
 
 
@@ -151,6 +156,8 @@ def self_test(src):
             ("stray.cpp", '#include "core/layout.hpp"\n'),
         "two headers include each other":
             ("core/layout.hpp", '#include "core/generator.hpp"\n'),
+        f"a function runs over {funclen.LIMIT} lines":
+            ("core/longest.cpp", "int\nlongest(int x)\n{\n" + "\tx++;\n" * funclen.LIMIT + "\treturn x;\n}\n"),
     }
     results = []
     for what, (rel, line) in breaks.items():
@@ -172,7 +179,7 @@ def main():
     src = args[0] if args else os.path.join(here, "src")
     results = check(src)
     if "--self-test" in sys.argv[1:]:
-        results += self_test(src)
+        results += self_test(src) + funclen.self_test()
     print(f"1..{len(results)}")
     sys.exit(1 if report(results) else 0)
 

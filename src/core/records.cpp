@@ -191,4 +191,106 @@ parse_lineage_record(const char *text, size_t len, uint64_t *ids, int capacity,
 	return true;
 }
 
+ImportsLine
+parse_imports_line(const char *line, const RecordBounds &b, int64_t *shard, int64_t *ms) noexcept
+{
+	long long	s, m;
+	char		tail;
+	auto		time_ok = [&](long long t) {
+		return t == -1 || (t >= b.epoch_ms && t <= b.end_ms);
+	};
+
+	if (strcmp(line, "format 1") == 0)
+		return ImportsLine::Format;
+	if (sscanf(line, "shard %lld reserved_unix_ms %lld%c", &s, &m, &tail) == 2 &&
+		s >= 0 && s <= b.max_shard && time_ok(m))
+	{
+		*shard = (int64_t) s;
+		*ms = (int64_t) m;
+		return ImportsLine::Reservation;
+	}
+	if (sscanf(line, "floor_unix_ms %lld%c", &m, &tail) == 1 && time_ok(m))
+	{
+		*ms = (int64_t) m;
+		return ImportsLine::Floor;
+	}
+	return ImportsLine::Bad;
+}
+
+bool
+parse_live_line(const char *line, const RecordBounds &b, LiveRange *range) noexcept
+{
+	long long	lo, hi, ms;
+	char		tail;
+
+	if (sscanf(line, "shards %lld-%lld live_from_unix_ms %lld%c", &lo, &hi, &ms, &tail) != 3 ||
+		lo < 0 || lo > hi || hi > b.max_shard || ms < 0 || ms > b.end_ms)
+		return false;
+	*range = LiveRange{(int64_t) lo, (int64_t) hi, (int64_t) ms};
+	return true;
+}
+
+bool
+parse_live_record(const char *text, size_t len, const RecordBounds &bounds, LiveRange *ranges,
+				  int capacity, int *count) noexcept
+{
+	bool		have_format = false;
+
+	*count = 0;
+	if (!for_each_record_line(text, len, [&](const char *line) {
+			LiveRange	r;
+
+			if (strcmp(line, "format 1") == 0)
+				return have_format = true;
+			if (!parse_live_line(line, bounds, &r) || *count >= capacity ||
+				(*count > 0 && r.lo <= ranges[*count - 1].hi))
+				return false;
+			ranges[(*count)++] = r;
+			return true;
+		}))
+		return false;
+	return have_format || len == 0;
+}
+
+bool
+add_live_shard(LiveRange *r, int *count, int capacity, int64_t shard, int64_t from_ms) noexcept
+{
+	int			at = 0;
+
+	while (at < *count && r[at].hi < shard)
+		at++;
+	if (at < *count && r[at].lo <= shard)
+	{
+		/* recorded: only ever lowered (the range then says "from" for all of it) */
+		if (r[at].from_ms <= from_ms)
+			return false;
+		r[at].from_ms = from_ms;
+	}
+	else
+	{
+		memmove(r + at + 1, r + at, sizeof(LiveRange) * (size_t) (*count - at));
+		r[at] = LiveRange{shard, shard, from_ms};
+		(*count)++;
+	}
+	for (;;)
+	{
+		int			best = -1;
+		int64_t		gap = INT64_MAX;
+
+		for (int i = 0; i + 1 < *count; i++)
+			if (r[i + 1].lo - r[i].hi < gap)
+			{
+				gap = r[i + 1].lo - r[i].hi;
+				best = i;
+			}
+		if (best < 0 || (gap > 1 && *count <= capacity))
+			break;
+		r[best].hi = r[best + 1].hi;
+		r[best].from_ms = r[best].from_ms < r[best + 1].from_ms ? r[best].from_ms : r[best + 1].from_ms;
+		memmove(r + best + 1, r + best + 2, sizeof(LiveRange) * (size_t) (*count - best - 2));
+		(*count)--;
+	}
+	return true;
+}
+
 }								/* namespace snowflake */

@@ -9,8 +9,9 @@
  * Only the registry worker (lease.cpp) calls a backend, never under a lock;
  * every call is bounded by the timeout given to open() and by the budget;
  * nothing here raises an error: a failure is a result, with error() saying
- * why.  Backends: backend_etcd.cpp (etcd's v3 API) and backend_pg.cpp (a
- * table in a PostgreSQL database, over libpq).
+ * why.  Backends, each its operations over a transport: backend_etcd.cpp
+ * (etcd's v3 API, over etcd.cpp's HTTP client) and backend_pg.cpp (tables in
+ * a PostgreSQL database, over pgconn.cpp's libpq connection).
  *
  * A shard is named by the ID space (snowflake.registry_prefix), its
  * datacenter and its worker number (shard = datacenter << worker_bits |

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * backend_pg.cpp
- *		The registry backend on a PostgreSQL database (backend.hpp), over
- *		libpq's asynchronous API.
+ *		The registry backend on a PostgreSQL database (backend.hpp): the
+ *		claims, renewals, marks and releases, as the SQL the registry runs,
+ *		over the transport of pgconn.hpp.
  *
  * Tables, in the schema snowflake_registry of the registry database (the
  * shipped script sql/snowflake_registry.sql makes them; the worker runs it
@@ -38,11 +39,8 @@
  * the holder sent it, so the holder's deadline (its send time + TTL - TTL/5,
  * lease.cpp) falls before the registry can expire the row.
  *
- * Every request is bounded: the connection is made with PQconnectStart and
- * PQconnectPoll, queries sent with PQsendQuery(Params), and the socket polled
- * with the time left (the request timeout, cut to the budget); on timeout the
- * connection is dropped (the server's statement_timeout, set to the same
- * timeout, ends whatever it still runs) and the next request connects again.
+ * The transport (the libpq connection, its deadlines, the notes taken from
+ * each answer) is pgconn.cpp; this file is the SQL the registry runs.
  * Nothing here throws or raises an error; only the registry worker uses it.
  * Plain C++ over libpq-fe.h: no postgres.h.
  *
@@ -54,357 +52,37 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
-#include <poll.h>
-#include <strings.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
-#include <linux/tcp.h>
-
-#include <libpq-fe.h>
 
 #include "registry/backend_pg.hpp"
 
 namespace
 {
 
-/* At most this many results per request (the claim sends four statements). */
-constexpr int kMaxResults = 8;
+using pgconn::Answer;
+using pgconn::Notes;
 
+/* What the operations keep; the connection is pg.*/
 struct State
 {
-	PGconn	   *conn;
-	bool		ready;			/* connected, session set, schema checked */
-	const char *target;
+	pgconn::Conn pg;
 	char		prefix[256];
 	int64_t		datacenter;
 	int			worker_bits;
-	long		timeout_ms;
 	char		script[1024];
 	char		host[128];
 	int			pid;
 	int64_t		ttl_s;			/* of the lease drawn last */
 	int64_t		claimed_lease;	/* a claim was made under it (0: none) */
-	int64_t		sent_ns;
-	int64_t		budget_ns;
-	char		error[1024];
-	char		endpoint[256];
-	uint64_t	requests;
-	uint64_t	bytes_sent;
-	uint64_t	bytes_received;
-	uint64_t	counted_sent;	/* of the current socket, by TCP_INFO */
-	uint64_t	counted_received;
 	const int  *lead_ms;		/* snowflake.max_clock_lead */
-	const char *replication;	/* as the last answer showed, NULL: unknown */
-	bool		sample_new;
-	int64_t		sample_lo_ms;
-	int64_t		sample_hi_ms;
 };
 
 State		st;
 
-int64_t
-mono_ns()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-int64_t
-wall_ms()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The request's deadline: its timeout, cut to the budget. */
-int64_t
-request_deadline()
-{
-	int64_t		d = mono_ns() + (int64_t) st.timeout_ms * 1000000;
-
-	if (st.budget_ns > 0 && st.budget_ns < d)
-		d = st.budget_ns;
-	return d;
-}
-
-/* Copies a message of libpq's, without its trailing newline. */
 void
 set_error(const char *what, const char *msg)
 {
-	size_t		len;
-
-	snprintf(st.error, sizeof(st.error), "%s%s%s", st.endpoint[0] ? st.endpoint : "",
-			 st.endpoint[0] ? ": " : "", what);
-	len = strlen(st.error);
-	if (msg && *msg && len + 2 < sizeof(st.error))
-	{
-		snprintf(st.error + len, sizeof(st.error) - len, ": %s", msg);
-		len = strlen(st.error);
-	}
-	while (len > 0 && (st.error[len - 1] == '\n' || st.error[len - 1] == ' '))
-		st.error[--len] = '\0';
-	/* one line: libpq's messages may hold several */
-	for (char *p = st.error; *p; p++)
-		if (*p == '\n' || *p == '\t')
-			*p = ' ';
-}
-
-/* Adds the bytes of the current socket since the last count (TCP_INFO), or estimates. */
-void
-count_traffic(size_t sent_estimate, size_t received_estimate)
-{
-	struct tcp_info info;
-	socklen_t	len = sizeof(info);
-	int			fd = st.conn ? PQsocket(st.conn) : -1;
-
-	memset(&info, 0, sizeof(info));
-	if (fd >= 0 && getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 &&
-		len >= offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(info.tcpi_bytes_received))
-	{
-		if (info.tcpi_bytes_acked >= st.counted_sent)
-			st.bytes_sent += info.tcpi_bytes_acked - st.counted_sent;
-		if (info.tcpi_bytes_received >= st.counted_received)
-			st.bytes_received += info.tcpi_bytes_received - st.counted_received;
-		st.counted_sent = info.tcpi_bytes_acked;
-		st.counted_received = info.tcpi_bytes_received;
-		return;
-	}
-	/* a Unix-domain socket: the messages' sizes */
-	st.bytes_sent += sent_estimate;
-	st.bytes_received += received_estimate;
-}
-
-void
-drop_connection()
-{
-	if (st.conn)
-	{
-		count_traffic(0, 0);
-		PQfinish(st.conn);
-	}
-	st.conn = NULL;
-	st.ready = false;
-	st.counted_sent = st.counted_received = 0;
-}
-
-/* Waits until the socket is readable (or writable); false at the deadline. */
-bool
-wait_socket(bool for_write, int64_t deadline)
-{
-	for (;;)
-	{
-		int64_t		left_ms = (deadline - mono_ns()) / 1000000;
-		struct pollfd p;
-		int			rc;
-
-		if (left_ms <= 0)
-			return false;
-		p.fd = PQsocket(st.conn);
-		p.events = for_write ? POLLOUT : POLLIN;
-		p.revents = 0;
-		if (p.fd < 0)
-			return true;		/* libpq reports the broken connection */
-		rc = poll(&p, 1, (int) (left_ms > 1000 ? 1000 : left_ms));
-		if (rc > 0)
-			return true;
-		if (rc < 0 && errno != EINTR)
-			return true;		/* let libpq find out */
-	}
-}
-
-void
-ignore_notice(void *, const char *)
-{
-}
-
-/* A message of a failed result: "SQLSTATE: message". */
-void
-result_error(const char *what, const PGresult *res)
-{
-	char		msg[400];
-	const char *code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-	const char *text = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-
-	snprintf(msg, sizeof(msg), "%s%s%s%s", code ? code : "", code ? ": " : "",
-			 text ? text : PQresultErrorMessage(res),
-			 code && strcmp(code, "25006") == 0 ?
-			 " (a read-only server: list the registry's hosts with "
-			 "target_session_attrs=read-write)" : "");
-	set_error(what, msg);
-}
-
-/*
- * Sends sql (with params when nparams >= 0, else as a simple query that may
- * hold several statements, one transaction) and collects its results.
- * false on any failure (st.error says why; *sqlstate the error's, or "").
- */
-bool
-run(const char *what, const char *sql, int nparams, const char *const *params,
-	PGresult **results, int *nresults, int64_t deadline, char *sqlstate = NULL)
-{
-	bool		ok = true;
-	size_t		sent_estimate = strlen(sql) + 64;
-	size_t		received_estimate = 32;
-
-	*nresults = 0;
-	if (sqlstate)
-		sqlstate[0] = '\0';
-	st.requests++;
-	st.sent_ns = mono_ns();
-	for (int i = 0; i < nparams; i++)
-		sent_estimate += (params[i] ? strlen(params[i]) : 0) + 4;
-	if (!(nparams >= 0 ? PQsendQueryParams(st.conn, sql, nparams, NULL, params, NULL, NULL, 0)
-		  : PQsendQuery(st.conn, sql)))
-	{
-		set_error(what, PQerrorMessage(st.conn));
-		drop_connection();
-		return false;
-	}
-	for (;;)
-	{
-		int			f = PQflush(st.conn);
-
-		if (f == 0)
-			break;
-		if (f < 0 || !wait_socket(true, deadline))
-		{
-			set_error(what, f < 0 ? PQerrorMessage(st.conn) : "no answer in time");
-			drop_connection();
-			return false;
-		}
-	}
-	for (;;)
-	{
-		PGresult   *res;
-
-		while (PQisBusy(st.conn))
-		{
-			if (!wait_socket(false, deadline))
-			{
-				char		msg[64];
-
-				snprintf(msg, sizeof(msg), "no answer within %ld ms",
-						 (long) st.timeout_ms);
-				set_error(what, msg);
-				for (int i = 0; i < *nresults; i++)
-					PQclear(results[i]);
-				*nresults = 0;
-				drop_connection();
-				return false;
-			}
-			if (!PQconsumeInput(st.conn))
-			{
-				set_error(what, PQerrorMessage(st.conn));
-				for (int i = 0; i < *nresults; i++)
-					PQclear(results[i]);
-				*nresults = 0;
-				drop_connection();
-				return false;
-			}
-		}
-		res = PQgetResult(st.conn);
-		if (res == NULL)
-			break;
-		if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
-		{
-			if (ok)
-			{
-				result_error(what, res);
-				if (sqlstate)
-				{
-					const char *code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-
-					snprintf(sqlstate, 6, "%s", code ? code : "");
-				}
-			}
-			ok = false;
-			PQclear(res);
-			continue;
-		}
-		for (int r = 0; r < PQntuples(res); r++)
-			for (int c = 0; c < PQnfields(res); c++)
-				received_estimate += (size_t) PQgetlength(res, r, c) + 4;
-		if (*nresults < kMaxResults)
-			results[(*nresults)++] = res;
-		else
-			PQclear(res);
-	}
-	count_traffic(sent_estimate, received_estimate);
-	if (PQstatus(st.conn) == CONNECTION_BAD)
-	{
-		if (ok)
-			set_error(what, PQerrorMessage(st.conn));
-		ok = false;
-	}
-	if (!ok)
-	{
-		/*
-		 * A new session for the next request: this one may carry what made
-		 * the error (a server turned read-only, a database's settings since
-		 * changed), and libpq's host list finds the writable server again.
-		 */
-		drop_connection();
-		for (int i = 0; i < *nresults; i++)
-			PQclear(results[i]);
-		*nresults = 0;
-	}
-	return ok;
-}
-
-void
-clear(PGresult **results, int n)
-{
-	for (int i = 0; i < n; i++)
-		PQclear(results[i]);
-}
-
-/* Notes the registry's clock: now() there (Unix ms) was read between sent and answered. */
-void
-note_clock(const char *now_text, int64_t sent_wall, int64_t answered_wall)
-{
-	char	   *end;
-	long long	now;
-
-	if (now_text == NULL)
-		return;
-	errno = 0;
-	now = strtoll(now_text, &end, 10);
-	if (end == now_text || *end != '\0' || errno != 0)
-		return;
-	/* now() truncated to the ms: the registry's clock read [now, now + 1) */
-	st.sample_lo_ms = sent_wall - ((int64_t) now + 1);
-	st.sample_hi_ms = answered_wall - (int64_t) now;
-	st.sample_new = true;
-}
-
-/*
- * Two columns for an answer: the registry's walsenders (its standbys: all
- * any role sees of pg_stat_replication) and whether its commits wait for a
- * synchronous one.
- */
-#define REPLICATION_COLUMNS \
-	" (SELECT count(*) FROM pg_catalog.pg_stat_replication)," \
-	" current_setting('synchronous_standby_names') <> ''" \
-	" AND current_setting('synchronous_commit') NOT IN ('off', 'local')"
-
-/* Notes how the registry replicates, from REPLICATION_COLUMNS at col. */
-void
-note_replication(const PGresult *res, int col)
-{
-	if (PQnfields(res) < col + 2 || PQgetisnull(res, 0, col) || PQgetisnull(res, 0, col + 1))
-		return;
-	if (strcmp(PQgetvalue(res, 0, col), "0") == 0)
-		st.replication = "no standby";
-	else if (strcmp(PQgetvalue(res, 0, col + 1), "t") == 0)
-		st.replication = "synchronous";
-	else
-		st.replication = "asynchronous";
+	pgconn::set_error(&st.pg, what, msg);
 }
 
 /* How far past its deadline a holder's marks reach: the lead and lease.cpp's 1 s margin. */
@@ -414,7 +92,9 @@ mark_lead_ms()
 	return (st.lead_ms ? *st.lead_ms : 1000) + 1000;
 }
 
-/* Reads the shipped schema script into a malloc'd string; NULL with st.error. */
+/*---- the registry's tables ----*/
+
+/* Reads the shipped schema script into a malloc'd string; NULL with the error. */
 char *
 read_script()
 {
@@ -450,75 +130,130 @@ read_script()
 }
 
 /*
- * The registry's tables: true when they are there, of our version.  Missing
- * ones are made with the shipped script if this role may (the script takes
- * an advisory lock and creates only what is missing, so servers starting
- * together make them once); tables of another version are refused.
+ * Whether the tables present are of our version (schema_version is there);
+ * false with the error when they are of another, or it could not be read.
  */
 bool
-check_schema(int64_t deadline)
+check_version(int64_t deadline)
 {
-	PGresult   *r[kMaxResults];
-	int			n;
-	char		sqlstate[6];
+	Answer		v;
+	long		version = -1;
 	char		msg[900];
 
+	if (!pgconn::run(&st.pg, "reading the registry's schema version",
+					 "SELECT version FROM " SF_PG_SCHEMA ".schema_version", -1, NULL, &v, deadline))
+		return false;
+	if (v.count == 1 && PQntuples(v.res[0]) == 1 && !PQgetisnull(v.res[0], 0, 0))
+		version = strtol(PQgetvalue(v.res[0], 0, 0), NULL, 10);
+	pgconn::clear(&v);
+	if (version == SF_PG_SCHEMA_VERSION)
+		return true;
+	snprintf(msg, sizeof(msg), "the registry's tables (schema " SF_PG_SCHEMA ") are "
+			 "version %ld, this server needs version %d: give servers of this version "
+			 "a registry database of their own, or upgrade them all", version,
+			 SF_PG_SCHEMA_VERSION);
+	snprintf(st.pg.error, sizeof(st.pg.error), "%.200s: %.700s", st.pg.endpoint, msg);
+	return false;
+}
+
+/*
+ * Looks for the registry's tables: *missing names the first one absent
+ * (NULL: all there, of our version); false with the error when the answer
+ * could not be had or the tables are of another version.
+ */
+bool
+find_missing(int64_t deadline, const char **missing)
+{
+	Answer		a;
+	const PGresult *r;
+
+	*missing = NULL;
+	if (!pgconn::run(&st.pg, "checking the registry's tables",
+					 "SELECT to_regclass('" SF_PG_SCHEMA ".schema_version') IS NOT NULL,"
+					 " to_regclass('" SF_PG_SCHEMA ".claims') IS NOT NULL,"
+					 " to_regclass('" SF_PG_SCHEMA ".shards') IS NOT NULL,"
+					 " to_regclass('" SF_PG_SCHEMA ".epochs') IS NOT NULL"
+					 "  AND (SELECT count(*) FROM pg_catalog.pg_trigger"
+					 "   WHERE tgrelid = to_regclass('" SF_PG_SCHEMA ".claims')"
+					 "    AND tgname IN ('claims_guard_insert', 'claims_guard_expire')) = 2",
+					 -1, NULL, &a, deadline))
+		return false;
+	if (a.count != 1 || PQntuples(a.res[0]) != 1 || PQnfields(a.res[0]) != 4)
+	{
+		pgconn::clear(&a);
+		set_error("checking the registry's tables", "unexpected answer");
+		return false;
+	}
+	r = a.res[0];
+	if (strcmp(PQgetvalue(r, 0, 0), "t") == 0)
+	{
+		if (!check_version(deadline))
+		{
+			pgconn::clear(&a);
+			return false;
+		}
+	}
+	else
+		*missing = SF_PG_SCHEMA ".schema_version";
+	if (strcmp(PQgetvalue(r, 0, 1), "t") != 0)
+		*missing = SF_PG_SCHEMA ".claims";
+	else if (strcmp(PQgetvalue(r, 0, 2), "t") != 0)
+		*missing = SF_PG_SCHEMA ".shards";
+	else if (strcmp(PQgetvalue(r, 0, 3), "t") != 0)
+		*missing = SF_PG_SCHEMA ".epochs and its triggers (new in 1.3)";
+	pgconn::clear(&a);
+	return true;
+}
+
+/*
+ * Runs the shipped script, which takes an advisory lock and creates only
+ * what is missing; false with the error (saying what to do when this role
+ * may not), the session dropped.
+ */
+bool
+create_tables(const char *missing, int64_t deadline)
+{
+	char	   *script = read_script();
+	Answer		a;
+	bool		made;
+	char		user[64];
+	char		sqlstate[6];
+
+	if (script == NULL)
+		return false;
+	snprintf(user, sizeof(user), "%s", PQuser(st.pg.conn));
+	made = pgconn::run(&st.pg, "creating the registry's tables", script, -1, NULL, &a, deadline,
+					   sqlstate);
+	free(script);
+	pgconn::clear(&a);
+	if (made)
+		return true;
+	if (strcmp(sqlstate, "42501") == 0 || strcmp(sqlstate, "25006") == 0)
+		snprintf(st.pg.error, sizeof(st.pg.error), "%.200s: the registry database lacks %s and "
+				 "role \"%.64s\" may not create it (%s): run %.400s there as a role that may, "
+				 "then grant this role what the operations guide lists", st.pg.endpoint,
+				 missing, user,
+				 strcmp(sqlstate, "25006") == 0 ? "the server is read-only" :
+				 "permission denied", st.script);
+	pgconn::drop(&st.pg);
+	return false;
+}
+
+/*
+ * The registry's tables, checked on each new session: true when they are
+ * there, of our version.  Missing ones are made with the shipped script if
+ * this role may (servers starting together make them once); tables of
+ * another version are refused.
+ */
+bool
+check_schema(pgconn::Conn *, int64_t deadline)
+{
 	for (int attempt = 0; attempt < 2; attempt++)
 	{
-		const char *missing = NULL;
+		const char *missing;
 
-		if (!run("checking the registry's tables",
-				 "SELECT to_regclass('" SF_PG_SCHEMA ".schema_version') IS NOT NULL,"
-				 " to_regclass('" SF_PG_SCHEMA ".claims') IS NOT NULL,"
-				 " to_regclass('" SF_PG_SCHEMA ".shards') IS NOT NULL,"
-				 " to_regclass('" SF_PG_SCHEMA ".epochs') IS NOT NULL"
-				 "  AND (SELECT count(*) FROM pg_catalog.pg_trigger"
-				 "   WHERE tgrelid = to_regclass('" SF_PG_SCHEMA ".claims')"
-				 "    AND tgname IN ('claims_guard_insert', 'claims_guard_expire')) = 2",
-				 -1, NULL, r, &n, deadline))
+		if (!find_missing(deadline, &missing))
 			return false;
-		if (n != 1 || PQntuples(r[0]) != 1 || PQnfields(r[0]) != 4)
-		{
-			clear(r, n);
-			set_error("checking the registry's tables", "unexpected answer");
-			return false;
-		}
-		if (strcmp(PQgetvalue(r[0], 0, 0), "t") == 0)
-		{
-			PGresult   *v[kMaxResults];
-			int			nv;
-			long		version = -1;
-
-			if (!run("reading the registry's schema version",
-					 "SELECT version FROM " SF_PG_SCHEMA ".schema_version", -1, NULL, v, &nv,
-					 deadline))
-			{
-				clear(r, n);
-				return false;
-			}
-			if (nv == 1 && PQntuples(v[0]) == 1 && !PQgetisnull(v[0], 0, 0))
-				version = strtol(PQgetvalue(v[0], 0, 0), NULL, 10);
-			clear(v, nv);
-			if (version != SF_PG_SCHEMA_VERSION)
-			{
-				clear(r, n);
-				snprintf(msg, sizeof(msg), "the registry's tables (schema " SF_PG_SCHEMA ") are "
-						 "version %ld, this server needs version %d: give servers of this version "
-						 "a registry database of their own, or upgrade them all", version,
-						 SF_PG_SCHEMA_VERSION);
-				snprintf(st.error, sizeof(st.error), "%.200s: %.700s", st.endpoint, msg);
-				return false;
-			}
-		}
-		else
-			missing = SF_PG_SCHEMA ".schema_version";
-		if (strcmp(PQgetvalue(r[0], 0, 1), "t") != 0)
-			missing = SF_PG_SCHEMA ".claims";
-		else if (strcmp(PQgetvalue(r[0], 0, 2), "t") != 0)
-			missing = SF_PG_SCHEMA ".shards";
-		else if (strcmp(PQgetvalue(r[0], 0, 3), "t") != 0)
-			missing = SF_PG_SCHEMA ".epochs and its triggers (new in 1.3)";
-		clear(r, n);
 		if (missing == NULL)
 			return true;
 		if (attempt > 0)
@@ -526,124 +261,10 @@ check_schema(int64_t deadline)
 			set_error("checking the registry's tables", "the schema script did not make them");
 			return false;
 		}
-
-		char	   *script = read_script();
-		bool		made;
-		char		user[64];
-
-		if (script == NULL)
+		if (!create_tables(missing, deadline))
 			return false;
-		snprintf(user, sizeof(user), "%s", PQuser(st.conn));
-		made = run("creating the registry's tables", script, -1, NULL, r, &n, deadline,
-				   sqlstate);
-		free(script);
-		clear(r, n);
-		if (!made)
-		{
-			if (strcmp(sqlstate, "42501") == 0 || strcmp(sqlstate, "25006") == 0)
-				snprintf(st.error, sizeof(st.error), "%.200s: the registry database lacks %s and "
-						 "role \"%.64s\" may not create it (%s): run %.400s there as a role that may, "
-						 "then grant this role what the operations guide lists", st.endpoint,
-						 missing, user,
-						 strcmp(sqlstate, "25006") == 0 ? "the server is read-only" :
-						 "permission denied", st.script);
-			drop_connection();
-			return false;
-		}
 	}
 	return false;
-}
-
-/* Connects (if need be) and sets the session up; false with st.error. */
-bool
-ensure_connected(int64_t deadline)
-{
-	static const char *const keywords[] = {"dbname", "fallback_application_name", NULL};
-	const char *values[] = {st.target, "snowflake registry worker", NULL};
-	PGresult   *r[kMaxResults];
-	int			n;
-	char		setup[256];
-
-	if (st.conn && st.ready)
-		return true;
-	if (st.conn == NULL)
-	{
-		st.endpoint[0] = '\0';
-		st.requests++;			/* a connection attempt is a request too */
-		st.conn = PQconnectStartParams(keywords, values, 1);
-		if (st.conn == NULL)
-		{
-			set_error("connecting", "out of memory");
-			return false;
-		}
-		if (PQstatus(st.conn) == CONNECTION_BAD)
-		{
-			set_error("connecting", PQerrorMessage(st.conn));
-			drop_connection();
-			return false;
-		}
-		PQsetNoticeProcessor(st.conn, ignore_notice, NULL);
-		st.sent_ns = mono_ns();
-		/* as libpq's manual says: first as if PQconnectPoll had asked to write */
-		for (PostgresPollingStatusType s = PGRES_POLLING_WRITING;;)
-		{
-			if (!wait_socket(s == PGRES_POLLING_WRITING, deadline))
-			{
-				char		msg[64];
-
-				snprintf(msg, sizeof(msg), "no connection within %ld ms", (long) st.timeout_ms);
-				set_error("connecting", msg);
-				drop_connection();
-				return false;
-			}
-			s = PQconnectPoll(st.conn);
-			if (s == PGRES_POLLING_OK)
-				break;
-			if (s == PGRES_POLLING_FAILED)
-			{
-				set_error("connecting", PQerrorMessage(st.conn));
-				drop_connection();
-				return false;
-			}
-		}
-		if (PQsetnonblocking(st.conn, 1) != 0)
-		{
-			set_error("connecting", PQerrorMessage(st.conn));
-			drop_connection();
-			return false;
-		}
-		snprintf(st.endpoint, sizeof(st.endpoint), "%s:%s/%s", PQhost(st.conn),
-				 PQport(st.conn), PQdb(st.conn));
-	}
-	/* our names schema-qualified, operators and functions from pg_catalog only */
-	snprintf(setup, sizeof(setup),
-			 "SET search_path = pg_catalog, pg_temp; SET statement_timeout = %ld; "
-			 "SET client_min_messages = warning", (long) st.timeout_ms);
-	if (!run("setting up the session", setup, -1, NULL, r, &n, deadline))
-		return false;
-	clear(r, n);
-	if (!check_schema(deadline))
-		return false;
-	st.ready = true;
-	return true;
-}
-
-/* Connects if need be, then runs one statement with params. */
-bool
-request(const char *what, const char *sql, int nparams, const char *const *params,
-		PGresult **results, int *nresults)
-{
-	int64_t		deadline = request_deadline();
-
-	*nresults = 0;
-	if (deadline <= mono_ns())
-	{
-		set_error(what, "no time left before the lease deadline");
-		return false;
-	}
-	if (!ensure_connected(deadline))
-		return false;
-	return run(what, sql, nparams, params, results, nresults, deadline);
 }
 
 /* The datacenter and worker of a shard. */
@@ -661,44 +282,40 @@ bool
 p_open(const SfBackendConfig *config, char *err, size_t errlen)
 {
 	memset(&st, 0, sizeof(st));
-	st.target = config->target;
 	snprintf(st.prefix, sizeof(st.prefix), "%s", config->prefix);
 	st.datacenter = config->datacenter;
 	st.worker_bits = config->worker_bits;
-	st.timeout_ms = config->timeout_ms;
 	snprintf(st.script, sizeof(st.script), "%s", config->schema_script ? config->schema_script : "");
 	snprintf(st.host, sizeof(st.host), "%s", config->host);
 	st.pid = config->pid;
 	st.lead_ms = config->max_clock_lead_ms;
-	if (!sf_pg_target_check(st.target, err, errlen))
-		return false;
-	return true;
+	return pgconn::open(&st.pg, config->target, config->timeout_ms, check_schema, err, errlen);
 }
 
 void
 p_close(void)
 {
-	drop_connection();
+	pgconn::drop(&st.pg);
 }
 
 const char *
 p_endpoint(void)
 {
-	return st.conn ? st.endpoint : "";
+	return st.pg.conn ? st.pg.endpoint : "";
 }
 
 const char *
 p_error(void)
 {
-	return st.error;
+	return st.pg.error;
 }
 
 void
 p_traffic(uint64_t *requests, uint64_t *sent, uint64_t *received)
 {
-	*requests = st.requests;
-	*sent = st.bytes_sent;
-	*received = st.bytes_received;
+	*requests = st.pg.requests;
+	*sent = st.pg.bytes_sent;
+	*received = st.pg.bytes_received;
 }
 
 void
@@ -714,24 +331,24 @@ p_describe_mark(int64_t shard, char *buf, size_t buflen)
 int64_t
 p_sent_ns(void)
 {
-	return st.sent_ns;
+	return st.pg.sent_ns;
 }
 
 bool
 p_clock_sample(int64_t *lo_ms, int64_t *hi_ms)
 {
-	if (!st.sample_new)
+	if (!st.pg.sample_new)
 		return false;
-	st.sample_new = false;
-	*lo_ms = st.sample_lo_ms;
-	*hi_ms = st.sample_hi_ms;
+	st.pg.sample_new = false;
+	*lo_ms = st.pg.sample_lo_ms;
+	*hi_ms = st.pg.sample_hi_ms;
 	return true;
 }
 
 void
 p_set_budget(int64_t budget_ns)
 {
-	st.budget_ns = budget_ns;
+	st.pg.budget_ns = budget_ns;
 }
 
 /* A lease is a random 63-bit token of ours: nothing to ask the registry. */
@@ -749,7 +366,7 @@ p_grant(int64_t ttl_s, int64_t *lease, int64_t *granted_ttl)
 	*lease = v == 0 ? 1 : (int64_t) v;
 	*granted_ttl = ttl_s;
 	st.ttl_s = ttl_s;
-	st.sent_ns = mono_ns();
+	st.pg.sent_ns = pgconn::mono_ns();
 	return SF_BACKEND_OK;
 }
 
@@ -776,44 +393,38 @@ p_renew(int64_t lease, int64_t *ttl)
 		"  AND last_heartbeat + lease_ttl_s * interval '1 second' <= now()"
 		" RETURNING 1)"
 		" SELECT (SELECT max(lease_ttl_s) FROM renewed), (SELECT count(*) FROM lapsed),"
-		" (extract(epoch FROM now()) * 1000)::bigint," REPLICATION_COLUMNS;
+		" (extract(epoch FROM now()) * 1000)::bigint," SF_PG_REPLICATION_COLUMNS;
 	char		l[24], clock[24], lead[24];
 	const char *params[3] = {l, clock, lead};
-	PGresult   *r[kMaxResults];
-	int			n;
-	int64_t		sent_wall = wall_ms();
+	Answer		a;
+	int64_t		sent_wall = pgconn::wall_ms();
+	const PGresult *row;
 
 	snprintf(l, sizeof(l), "%lld", (long long) lease);
 	snprintf(clock, sizeof(clock), "%lld", (long long) sent_wall);
 	snprintf(lead, sizeof(lead), "%ld", mark_lead_ms());
-	if (!request("renewing the lease", sql, 3, params, r, &n))
+	if (!pgconn::request_row(&st.pg, "renewing the lease", sql, 3, params, Notes{2, 3},
+							 sent_wall, &a))
 		return SF_BACKEND_FAILED;
-	if (n != 1 || PQntuples(r[0]) != 1)
+	row = a.res[0];
+	if (!PQgetisnull(row, 0, 0))
 	{
-		clear(r, n);
-		set_error("renewing the lease", "unexpected answer");
-		return SF_BACKEND_FAILED;
-	}
-	note_clock(PQgetvalue(r[0], 0, 2), sent_wall, wall_ms());
-	note_replication(r[0], 3);
-	if (!PQgetisnull(r[0], 0, 0))
-	{
-		*ttl = strtoll(PQgetvalue(r[0], 0, 0), NULL, 10);
-		clear(r, n);
+		*ttl = strtoll(PQgetvalue(row, 0, 0), NULL, 10);
+		pgconn::clear(&a);
 		return *ttl > 0 ? SF_BACKEND_OK : SF_BACKEND_NOT_FOUND;
 	}
-	if (strcmp(PQgetvalue(r[0], 0, 1), "0") != 0 || st.claimed_lease == lease)
+	if (strcmp(PQgetvalue(row, 0, 1), "0") != 0 || st.claimed_lease == lease)
 	{
 		char		msg[128];
 
-		clear(r, n);
+		pgconn::clear(&a);
 		snprintf(msg, sizeof(msg), "lease %" PRIx64 " has expired or its claim was released",
 				 (uint64_t) lease);
 		set_error("renewing the lease", msg);
 		*ttl = 0;
 		return SF_BACKEND_NOT_FOUND;
 	}
-	clear(r, n);
+	pgconn::clear(&a);
 	*ttl = st.ttl_s;
 	return SF_BACKEND_OK;
 }
@@ -829,13 +440,12 @@ p_revoke(int64_t lease)
 		" WHERE lease = $1 AND status = 'active'";
 	char		l[24];
 	const char *params[1] = {l};
-	PGresult   *r[kMaxResults];
-	int			n;
+	Answer		a;
 
 	snprintf(l, sizeof(l), "%lld", (long long) lease);
-	if (!request("releasing the lease", sql, 1, params, r, &n))
+	if (!pgconn::request(&st.pg, "releasing the lease", sql, 1, params, &a))
 		return SF_BACKEND_FAILED;
-	clear(r, n);
+	pgconn::clear(&a);
 	if (st.claimed_lease == lease)
 		st.claimed_lease = 0;
 	return SF_BACKEND_OK;
@@ -848,26 +458,19 @@ p_list_held(void (*fn) (void *arg, int64_t shard), void *arg)
 		"SELECT (extract(epoch FROM now()) * 1000)::bigint,"
 		" array_to_string(ARRAY(SELECT worker FROM " SF_PG_SCHEMA ".claims"
 		"  WHERE id_space = $1 AND datacenter = $2 AND status = 'active'"
-		"   AND last_heartbeat + lease_ttl_s * interval '1 second' > now()), ',')," REPLICATION_COLUMNS;
+		"   AND last_heartbeat + lease_ttl_s * interval '1 second' > now()), ','),"
+		SF_PG_REPLICATION_COLUMNS;
 	char		dc[24];
 	const char *params[2] = {st.prefix, dc};
-	PGresult   *r[kMaxResults];
-	int			n;
-	int64_t		sent_wall = wall_ms();
+	Answer		a;
+	int64_t		sent_wall = pgconn::wall_ms();
 	const char *p;
 
 	snprintf(dc, sizeof(dc), "%lld", (long long) st.datacenter);
-	if (!request("listing the held shards", sql, 2, params, r, &n))
+	if (!pgconn::request_row(&st.pg, "listing the held shards", sql, 2, params, Notes{0, 2},
+							 sent_wall, &a))
 		return SF_BACKEND_FAILED;
-	if (n != 1 || PQntuples(r[0]) != 1)
-	{
-		clear(r, n);
-		set_error("listing the held shards", "unexpected answer");
-		return SF_BACKEND_FAILED;
-	}
-	note_clock(PQgetvalue(r[0], 0, 0), sent_wall, wall_ms());
-	note_replication(r[0], 2);
-	p = PQgetvalue(r[0], 0, 1);
+	p = PQgetvalue(a.res[0], 0, 1);
 	while (*p)
 	{
 		char	   *end;
@@ -879,126 +482,121 @@ p_list_held(void (*fn) (void *arg, int64_t shard), void *arg)
 			fn(arg, (st.datacenter << st.worker_bits) | w);
 		p = *end == ',' ? end + 1 : end;
 	}
-	clear(r, n);
+	pgconn::clear(&a);
 	return SF_BACKEND_OK;
 }
 
 /*
- * One transaction (a simple query of several statements): marks the shard's
- * active row expired if its lease ran out by the registry's clock, makes
- * sure the shard has a row for its mark, inserts this server's active row
- * unless another is active (the partial unique index decides), and reads the
- * active row and the mark.
+ * The claim's transaction as one simple query of four statements, in a
+ * malloc'd string (NULL with the error); *sent_wall the holder's clock it
+ * carries.  The triggers of claims (snowflake_registry.sql) skip the expiry
+ * and the insert while the registry's epoch pauses claims, and raise the
+ * shard's mark to the end of the pause; the last statement reads the epoch
+ * (made on first sight by the first of these to run).
+ */
+char *
+claim_sql(int64_t shard, int64_t lease, const char *identity, int64_t *sent_wall)
+{
+	char		dc[24], worker[24];
+	char	   *space = PQescapeLiteral(st.pg.conn, st.prefix, strlen(st.prefix));
+	char	   *who = PQescapeLiteral(st.pg.conn, identity, strlen(identity));
+	char	   *host = PQescapeLiteral(st.pg.conn, st.host, strlen(st.host));
+	char	   *sql = NULL;
+	size_t		len;
+
+	split(shard, dc, worker);
+	if (space == NULL || who == NULL || host == NULL)
+		set_error("claiming a shard", PQerrorMessage(st.pg.conn));
+	else if ((sql = (char *) malloc(len = 4096 + 3 * strlen(space) + strlen(who) + strlen(host)))
+			 == NULL)
+		set_error("claiming a shard", "out of memory");
+	else
+	{
+		*sent_wall = pgconn::wall_ms();
+		snprintf(sql, len,
+				 "UPDATE " SF_PG_SCHEMA ".claims SET status = 'expired',"
+				 " released_at = last_heartbeat + lease_ttl_s * interval '1 second'"
+				 " WHERE id_space = %s AND datacenter = %s AND worker = %s AND status = 'active'"
+				 " AND last_heartbeat + lease_ttl_s * interval '1 second' <= now();"
+				 "INSERT INTO " SF_PG_SCHEMA ".shards (id_space, datacenter, worker)"
+				 " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING;"
+				 "INSERT INTO " SF_PG_SCHEMA ".claims (id_space, datacenter, worker, lease, holder,"
+				 " host, pid, status, lease_ttl_s, allocated_at, last_heartbeat, holder_clock, lead_ms)"
+				 " VALUES (%s, %s, %s, %lld, %s, %s, %d, 'active', %lld, now(), now(),"
+				 " to_timestamp(%lld::float8 / 1000), %ld)"
+				 " ON CONFLICT (id_space, datacenter, worker) WHERE status = 'active' DO NOTHING"
+				 " RETURNING claim_id;"
+				 "SELECT c.holder, c.lease, s.mark_ms::text, (extract(epoch FROM now()) * 1000)::bigint,"
+				 " e.timeline, (extract(epoch FROM e.first_seen_at) * 1000)::bigint,"
+				 " (extract(epoch FROM e.claims_from) * 1000)::bigint, e.claims_from > now(),"
+				 " e.claims_from > e.first_seen_at"
+				 " FROM " SF_PG_SCHEMA ".epoch() e, " SF_PG_SCHEMA ".shards s"
+				 " LEFT JOIN " SF_PG_SCHEMA ".claims c"
+				 " ON c.id_space = s.id_space AND c.datacenter = s.datacenter"
+				 " AND c.worker = s.worker AND c.status = 'active'"
+				 " WHERE s.id_space = %s AND s.datacenter = %s AND s.worker = %s",
+				 space, dc, worker,
+				 space, dc, worker,
+				 space, dc, worker, (long long) lease, who, host, st.pid, (long long) st.ttl_s,
+				 (long long) *sent_wall, mark_lead_ms(),
+				 space, dc, worker);
+	}
+	PQfreemem(space);
+	PQfreemem(who);
+	PQfreemem(host);
+	return sql;
+}
+
+/* What the claim's last statement read (row), into *out. */
+void
+read_claim(const PGresult *row, bool created, SfClaim *out)
+{
+	out->created = created;
+	if (!PQgetisnull(row, 0, 0))
+	{
+		snprintf(out->holder, sizeof(out->holder), "%s", PQgetvalue(row, 0, 0));
+		out->holder_lease = strtoll(PQgetvalue(row, 0, 1), NULL, 10);
+	}
+	out->mark_found = !PQgetisnull(row, 0, 2);
+	if (out->mark_found)
+		snprintf(out->mark, sizeof(out->mark), "%s", PQgetvalue(row, 0, 2));
+	if (!out->created && strcmp(PQgetvalue(row, 0, 7), "t") == 0)
+	{
+		out->timeline = strtoll(PQgetvalue(row, 0, 4), NULL, 10);
+		out->failover_ms = strtoll(PQgetvalue(row, 0, 5), NULL, 10);
+		out->paused_until_ms = strtoll(PQgetvalue(row, 0, 6), NULL, 10);
+	}
+	if (strcmp(PQgetvalue(row, 0, 8), "t") == 0)
+		out->epoch_floor_ms = strtoll(PQgetvalue(row, 0, 6), NULL, 10);
+}
+
+/*
+ * One transaction (claim_sql): marks the shard's active row expired if its
+ * lease ran out by the registry's clock, makes sure the shard has a row for
+ * its mark, inserts this server's active row unless another is active (the
+ * partial unique index decides), and reads the active row and the mark.
  */
 SfBackendResult
 p_claim(int64_t shard, int64_t lease, const char *identity, SfClaim *out)
 {
-	char		dc[24], worker[24];
-	char	   *space = NULL, *who = NULL, *host = NULL;
 	char	   *sql;
-	size_t		len;
-	PGresult   *r[kMaxResults];
-	int			n;
-	int64_t		deadline = request_deadline();
-	int64_t		sent_wall;
+	Answer		a;
+	int64_t		deadline;
+	int64_t		sent_wall = 0;
 	bool		ok;
 
 	memset(out, 0, sizeof(*out));
-	split(shard, dc, worker);
-	if (deadline <= mono_ns())
-	{
-		set_error("claiming a shard", "no time left before the lease deadline");
+	if (!pgconn::begin(&st.pg, "claiming a shard", &deadline))
 		return SF_BACKEND_FAILED;
-	}
-	if (!ensure_connected(deadline))
-		return SF_BACKEND_FAILED;
-	space = PQescapeLiteral(st.conn, st.prefix, strlen(st.prefix));
-	who = PQescapeLiteral(st.conn, identity, strlen(identity));
-	host = PQescapeLiteral(st.conn, st.host, strlen(st.host));
-	if (space == NULL || who == NULL || host == NULL)
-	{
-		set_error("claiming a shard", PQerrorMessage(st.conn));
-		PQfreemem(space);
-		PQfreemem(who);
-		PQfreemem(host);
-		return SF_BACKEND_FAILED;
-	}
-	len = 4096 + 3 * strlen(space) + strlen(who) + strlen(host);
-	sql = (char *) malloc(len);
+	sql = claim_sql(shard, lease, identity, &sent_wall);
 	if (sql == NULL)
-	{
-		set_error("claiming a shard", "out of memory");
-		PQfreemem(space);
-		PQfreemem(who);
-		PQfreemem(host);
 		return SF_BACKEND_FAILED;
-	}
-	sent_wall = wall_ms();
-	/*
-	 * The triggers of claims (snowflake_registry.sql) skip the expiry and
-	 * the insert while the registry's epoch pauses claims, and raise the
-	 * shard's mark to the end of the pause; the last statement reads the
-	 * epoch (made on first sight by the first of these to run).
-	 */
-	snprintf(sql, len,
-			 "UPDATE " SF_PG_SCHEMA ".claims SET status = 'expired',"
-			 " released_at = last_heartbeat + lease_ttl_s * interval '1 second'"
-			 " WHERE id_space = %s AND datacenter = %s AND worker = %s AND status = 'active'"
-			 " AND last_heartbeat + lease_ttl_s * interval '1 second' <= now();"
-			 "INSERT INTO " SF_PG_SCHEMA ".shards (id_space, datacenter, worker)"
-			 " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING;"
-			 "INSERT INTO " SF_PG_SCHEMA ".claims (id_space, datacenter, worker, lease, holder,"
-			 " host, pid, status, lease_ttl_s, allocated_at, last_heartbeat, holder_clock, lead_ms)"
-			 " VALUES (%s, %s, %s, %lld, %s, %s, %d, 'active', %lld, now(), now(),"
-			 " to_timestamp(%lld::float8 / 1000), %ld)"
-			 " ON CONFLICT (id_space, datacenter, worker) WHERE status = 'active' DO NOTHING"
-			 " RETURNING claim_id;"
-			 "SELECT c.holder, c.lease, s.mark_ms::text, (extract(epoch FROM now()) * 1000)::bigint,"
-			 " e.timeline, (extract(epoch FROM e.first_seen_at) * 1000)::bigint,"
-			 " (extract(epoch FROM e.claims_from) * 1000)::bigint, e.claims_from > now(),"
-			 " e.claims_from > e.first_seen_at"
-			 " FROM " SF_PG_SCHEMA ".epoch() e, " SF_PG_SCHEMA ".shards s"
-			 " LEFT JOIN " SF_PG_SCHEMA ".claims c"
-			 " ON c.id_space = s.id_space AND c.datacenter = s.datacenter"
-			 " AND c.worker = s.worker AND c.status = 'active'"
-			 " WHERE s.id_space = %s AND s.datacenter = %s AND s.worker = %s",
-			 space, dc, worker,
-			 space, dc, worker,
-			 space, dc, worker, (long long) lease, who, host, st.pid, (long long) st.ttl_s,
-			 (long long) sent_wall, mark_lead_ms(),
-			 space, dc, worker);
-	PQfreemem(space);
-	PQfreemem(who);
-	PQfreemem(host);
-	ok = run("claiming a shard", sql, -1, NULL, r, &n, deadline);
+	ok = pgconn::run(&st.pg, "claiming a shard", sql, -1, NULL, &a, deadline);
 	free(sql);
-	if (!ok)
+	if (!ok || !pgconn::one_row(&st.pg, "claiming a shard", &a, 4, 9, Notes{3, -1}, sent_wall))
 		return SF_BACKEND_FAILED;
-	if (n != 4 || PQntuples(r[3]) != 1 || PQnfields(r[3]) != 9)
-	{
-		clear(r, n);
-		set_error("claiming a shard", "unexpected answer");
-		return SF_BACKEND_FAILED;
-	}
-	note_clock(PQgetvalue(r[3], 0, 3), sent_wall, wall_ms());
-	out->created = PQntuples(r[2]) == 1;
-	if (!PQgetisnull(r[3], 0, 0))
-	{
-		snprintf(out->holder, sizeof(out->holder), "%s", PQgetvalue(r[3], 0, 0));
-		out->holder_lease = strtoll(PQgetvalue(r[3], 0, 1), NULL, 10);
-	}
-	out->mark_found = !PQgetisnull(r[3], 0, 2);
-	if (out->mark_found)
-		snprintf(out->mark, sizeof(out->mark), "%s", PQgetvalue(r[3], 0, 2));
-	if (!out->created && strcmp(PQgetvalue(r[3], 0, 7), "t") == 0)
-	{
-		out->timeline = strtoll(PQgetvalue(r[3], 0, 4), NULL, 10);
-		out->failover_ms = strtoll(PQgetvalue(r[3], 0, 5), NULL, 10);
-		out->paused_until_ms = strtoll(PQgetvalue(r[3], 0, 6), NULL, 10);
-	}
-	if (strcmp(PQgetvalue(r[3], 0, 8), "t") == 0)
-		out->epoch_floor_ms = strtoll(PQgetvalue(r[3], 0, 6), NULL, 10);
-	clear(r, n);
+	read_claim(a.res[3], PQntuples(a.res[2]) == 1, out);
+	pgconn::clear(&a);
 	if (out->created || out->holder_lease == lease)
 		st.claimed_lease = lease;
 	return SF_BACKEND_OK;
@@ -1013,15 +611,14 @@ p_give_back(int64_t shard, int64_t lease, bool *done)
 		" AND status = 'active' RETURNING 1";
 	char		dc[24], worker[24], l[24];
 	const char *params[4] = {st.prefix, dc, worker, l};
-	PGresult   *r[kMaxResults];
-	int			n;
+	Answer		a;
 
 	split(shard, dc, worker);
 	snprintf(l, sizeof(l), "%lld", (long long) lease);
-	if (!request("giving a shard back", sql, 4, params, r, &n))
+	if (!pgconn::request(&st.pg, "giving a shard back", sql, 4, params, &a))
 		return SF_BACKEND_FAILED;
-	*done = n == 1 && PQntuples(r[0]) == 1;
-	clear(r, n);
+	*done = a.count == 1 && PQntuples(a.res[0]) == 1;
+	pgconn::clear(&a);
 	if (st.claimed_lease == lease)
 		st.claimed_lease = 0;
 	return SF_BACKEND_OK;
@@ -1043,16 +640,15 @@ p_publish(int64_t shard, int64_t lease, int64_t mark_ms, bool *applied)
 		" AND s.worker = c.worker RETURNING 1";
 	char		dc[24], worker[24], l[24], m[24];
 	const char *params[5] = {st.prefix, dc, worker, l, m};
-	PGresult   *r[kMaxResults];
-	int			n;
+	Answer		a;
 
 	split(shard, dc, worker);
 	snprintf(l, sizeof(l), "%lld", (long long) lease);
 	snprintf(m, sizeof(m), "%lld", (long long) mark_ms);
-	if (!request("publishing the freshness mark", sql, 5, params, r, &n))
+	if (!pgconn::request(&st.pg, "publishing the freshness mark", sql, 5, params, &a))
 		return SF_BACKEND_FAILED;
-	*applied = n == 1 && PQntuples(r[0]) == 1;
-	clear(r, n);
+	*applied = a.count == 1 && PQntuples(a.res[0]) == 1;
+	pgconn::clear(&a);
 	return SF_BACKEND_OK;
 }
 
@@ -1065,155 +661,24 @@ p_holder(int64_t shard, bool *found, int64_t *lease)
 		" AND last_heartbeat + lease_ttl_s * interval '1 second' > now()";
 	char		dc[24], worker[24];
 	const char *params[3] = {st.prefix, dc, worker};
-	PGresult   *r[kMaxResults];
-	int			n;
+	Answer		a;
 
 	split(shard, dc, worker);
-	if (!request("reading the shard's claim", sql, 3, params, r, &n))
+	if (!pgconn::request(&st.pg, "reading the shard's claim", sql, 3, params, &a))
 		return SF_BACKEND_FAILED;
-	*found = n == 1 && PQntuples(r[0]) == 1;
-	*lease = *found ? strtoll(PQgetvalue(r[0], 0, 0), NULL, 10) : 0;
-	clear(r, n);
+	*found = a.count == 1 && PQntuples(a.res[0]) == 1;
+	*lease = *found ? strtoll(PQgetvalue(a.res[0], 0, 0), NULL, 10) : 0;
+	pgconn::clear(&a);
 	return SF_BACKEND_OK;
 }
 
 const char *
 p_replication(void)
 {
-	return st.replication;
+	return st.pg.replication;
 }
 
 }								/* namespace */
-
-bool
-sf_pg_target_is(const char *target)
-{
-	while (*target == ' ')
-		target++;
-	if (strncmp(target, "http://", 7) == 0 || strncmp(target, "https://", 8) == 0)
-		return false;			/* etcd's */
-	return strncmp(target, "postgresql://", 13) == 0 || strncmp(target, "postgres://", 11) == 0 ||
-		strchr(target, '=') != NULL;
-}
-
-/* The value of a hex digit, -1 if it is none. */
-static int
-sf_hex_value(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-		c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-/* Whether "word" (lowercase) begins at p, in any case, each letter plain or percent-encoded. */
-static bool
-sf_decoded_word_at(const char *p, const char *word)
-{
-	for (; *word; word++)
-	{
-		int			ch;
-
-		if (p[0] == '%' && sf_hex_value(p[1]) >= 0 && sf_hex_value(p[2]) >= 0)
-		{
-			ch = sf_hex_value(p[1]) * 16 + sf_hex_value(p[2]);
-			p += 3;
-		}
-		else if (*p)
-			ch = (unsigned char) *p++;
-		else
-			return false;
-		if (ch >= 'A' && ch <= 'Z')
-			ch += 'a' - 'A';
-		if (ch != *word)
-			return false;
-	}
-	return true;
-}
-
-/*
- * Whether a connection string may hold a password: "password" anywhere, in
- * any case and percent-encoded too (libpq decodes a URI's parameter names:
- * "pass%77ord=" is "password="), or a URI's user:password@.
- */
-bool
-sf_pg_target_has_password(const char *target)
-{
-	const char *at = strchr(target, '@');
-
-	for (const char *p = target; *p; p++)
-		if (sf_decoded_word_at(p, "password"))
-			return true;
-	if (at && (strncmp(target, "postgresql://", 13) == 0 || strncmp(target, "postgres://", 11) == 0))
-	{
-		const char *userinfo = strstr(target, "://") + 3;
-
-		for (const char *p = userinfo; p < at; p++)
-			if (*p == ':')
-				return true;
-	}
-	return false;
-}
-
-bool
-sf_pg_target_check(const char *target, char *err, size_t errlen)
-{
-	char	   *msg = NULL;
-	PQconninfoOption *opts = PQconninfoParse(target, &msg);
-
-	if (opts != NULL)
-	{
-		PQconninfoFree(opts);
-		return true;
-	}
-	if (msg == NULL)
-		snprintf(err, errlen, "out of memory");
-	else if (sf_pg_target_has_password(target))
-		snprintf(err, errlen, "libpq cannot parse it (its message is not shown: the string "
-				 "holds a password)");
-	else
-	{
-		size_t		len;
-
-		snprintf(err, errlen, "%s", msg);
-		len = strlen(err);
-		while (len > 0 && err[len - 1] == '\n')
-			err[--len] = '\0';
-	}
-	PQfreemem(msg);
-	return false;
-}
-
-void
-sf_pg_target_display(const char *target, char *buf, size_t buflen)
-{
-	PQconninfoOption *opts = PQconninfoParse(target, NULL);
-	size_t		used = 0;
-
-	buf[0] = '\0';
-	if (opts == NULL)
-		return;
-	for (PQconninfoOption *o = opts; o->keyword; o++)
-	{
-		bool		secret = o->dispchar && o->dispchar[0] == '*';
-		const char *v = secret ? "********" : o->val;
-		bool		quote;
-
-		if (o->val == NULL || used + 1 >= buflen)
-			continue;
-		quote = v[0] == '\0' || strpbrk(v, " '\\") != NULL;
-		used += (size_t) snprintf(buf + used, buflen - used, "%s%s=%s", used ? " " : "",
-								  o->keyword, quote ? "'" : "");
-		for (const char *p = v; *p && used + 3 < buflen; p++)
-		{
-			if (quote && (*p == '\'' || *p == '\\'))
-				buf[used++] = '\\';
-			buf[used++] = *p;
-		}
-		if (quote && used + 1 < buflen)
-			buf[used++] = '\'';
-		buf[used < buflen ? used : buflen - 1] = '\0';
-	}
-	PQconninfoFree(opts);
-}
 
 const SfRegistryBackend sf_pg_backend = {
 	"postgresql",

@@ -34,22 +34,12 @@
 #include "state/datadir.hpp"
 #include "registry/registry.hpp"
 #include "registry/registry_shared.hpp"
+#include "core/skew.hpp"
 
 /* Shards with a refused freshness mark, remembered for a while. */
 #define SF_MAX_REFUSED 16
 /* How far beyond the lease deadline + lead a published mark reaches. */
 #define SF_PUBLISH_MARGIN_MS 1000
-/* Clock samples of the registry kept, and for how long (the skew estimate). */
-#define SF_SKEW_SAMPLES 64
-#define SF_SKEW_WINDOW_NS (INT64CONST(600) * 1000000000)
-
-/* What one answer of the registry told of its clock: ours minus its in [lo, hi]. */
-typedef struct SfSkewSample
-{
-	int64		at_ns;			/* CLOCK_MONOTONIC */
-	int64		lo_ms;
-	int64		hi_ms;
-} SfSkewSample;
 
 /* What the worker keeps between ticks (its own memory). */
 typedef struct SfWorker
@@ -79,13 +69,8 @@ typedef struct SfWorker
 	int64		suspend_ref_ns; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC */
 	char		identity[256];
 	uint8	   *taken;			/* bitmap of held shards while listing */
-	SfSkewSample skew[SF_SKEW_SAMPLES];	/* a ring, newest at skew_next - 1 */
-	int			skew_next;
-	int			skew_count;
+	snowflake::SkewEstimate skew;	/* ours minus the registry's clock */
 	char		skew_endpoint[256];	/* the samples are of this endpoint's clock */
-	bool		skew_known;
-	int64		skew_lo_ms;		/* the estimate: ours minus the registry's */
-	int64		skew_hi_ms;
 	bool		skew_warned;	/* a holder's drift was logged */
 	int64		failover_logged;	/* the registry's failover whose pause was logged (ms) */
 	int64		epoch_floor_ms; /* of the last claim: SfClaim.epoch_floor_ms */
@@ -355,20 +340,14 @@ sf_check_fresh(int64 shard, const char *value, bool found, int64 *fresh_ms, char
 }
 
 /*
- * Takes the registry's latest clock sample, if an answer carried one, and
- * narrows the estimate of this server's clock minus the registry's: the
- * intersection of the samples of the last ten minutes, newest first, as far
- * back as they agree (a clock that stepped leaves older samples behind).
- * The registry's answers bound its clock by their round trip (and etcd's
- * Date header by its whole second), so the intersection tightens as answers
- * come at different moments.
+ * Takes the registry's latest clock sample, if an answer carried one, into
+ * the estimate of this server's clock minus the registry's (core/skew.hpp),
+ * and publishes the estimate to the view.
  */
 static void
 sf_note_skew(SfWorker *w)
 {
 	int64		lo, hi;
-	int64		now_ns = sf_clock_ns(CLOCK_MONOTONIC);
-	int64		est_lo = PG_INT64_MIN, est_hi = PG_INT64_MAX;
 	const char *endpoint = sf_backend->endpoint();
 
 	if (!sf_backend->clock_sample(&lo, &hi))
@@ -376,34 +355,14 @@ sf_note_skew(SfWorker *w)
 	if (strcmp(endpoint, w->skew_endpoint) != 0)
 	{
 		/* another member or server: another clock */
-		w->skew_count = 0;
+		snowflake::skew_forget(w->skew);
 		strlcpy(w->skew_endpoint, endpoint, sizeof(w->skew_endpoint));
 	}
-	w->skew[w->skew_next].at_ns = now_ns;
-	w->skew[w->skew_next].lo_ms = lo;
-	w->skew[w->skew_next].hi_ms = hi;
-	w->skew_next = (w->skew_next + 1) % SF_SKEW_SAMPLES;
-	w->skew_count = Min(w->skew_count + 1, SF_SKEW_SAMPLES);
-	for (int i = 1; i <= w->skew_count; i++)
-	{
-		SfSkewSample *s = &w->skew[(w->skew_next - i + SF_SKEW_SAMPLES) % SF_SKEW_SAMPLES];
-		int64		l = Max(est_lo, s->lo_ms), h = Min(est_hi, s->hi_ms);
-
-		if (i > 1 && (l > h || now_ns - s->at_ns > SF_SKEW_WINDOW_NS))
-		{
-			w->skew_count = i - 1;	/* older samples no longer count */
-			break;
-		}
-		est_lo = l;
-		est_hi = h;
-	}
-	w->skew_known = true;
-	w->skew_lo_ms = est_lo;
-	w->skew_hi_ms = est_hi;
+	snowflake::skew_add(w->skew, sf_clock_ns(CLOCK_MONOTONIC), lo, hi);
 	SpinLockAcquire(&sf_reg->mutex);
 	sf_reg->skew_known = true;
-	sf_reg->skew_ms = est_lo + (est_hi - est_lo) / 2;
-	sf_reg->skew_error_ms = (est_hi - est_lo + 1) / 2;
+	sf_reg->skew_ms = snowflake::skew_mid_ms(w->skew);
+	sf_reg->skew_error_ms = snowflake::skew_error_ms(w->skew);
 	SpinLockRelease(&sf_reg->mutex);
 }
 
@@ -411,20 +370,19 @@ sf_note_skew(SfWorker *w)
 static bool
 sf_skew_too_large(SfWorker *w)
 {
-	return sf_registry_max_skew > 0 && w->skew_known &&
-		(w->skew_lo_ms > sf_registry_max_skew || w->skew_hi_ms < -sf_registry_max_skew);
+	return snowflake::skew_beyond(w->skew, sf_registry_max_skew);
 }
 
 /* The skew as a sentence, for the logs and last_error. */
 static void
 sf_describe_skew(SfWorker *w, char *buf, size_t len)
 {
-	int64		mid = w->skew_lo_ms + (w->skew_hi_ms - w->skew_lo_ms) / 2;
+	int64		mid = snowflake::skew_mid_ms(w->skew);
 
 	snprintf(buf, len, "this server's clock is " INT64_FORMAT " ms %s %s's (give or take "
 			 INT64_FORMAT " ms), more than snowflake.registry_max_skew (%d ms)",
 			 mid < 0 ? -mid : mid, mid < 0 ? "behind" : "ahead of", sf_registry_noun(),
-			 (w->skew_hi_ms - w->skew_lo_ms + 1) / 2, sf_registry_max_skew);
+			 snowflake::skew_error_ms(w->skew), sf_registry_max_skew);
 }
 
 /* A holder whose clock drifts keeps its shard (the freshness mark keeps IDs unique) but warns. */
@@ -448,7 +406,7 @@ sf_watch_skew(SfWorker *w)
 			w->skew_warned = true;
 		}
 	}
-	else if (w->skew_warned && w->skew_known)
+	else if (w->skew_warned && w->skew.known)
 	{
 		ereport(LOG,
 				(errmsg("snowflake registry: this server's clock is back within "

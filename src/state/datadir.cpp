@@ -303,46 +303,26 @@ static char sf_imports_in[SF_IMPORTS_MAX];
 static char sf_imports_out[SF_IMPORTS_MAX];
 
 /*
- * Whether a Unix ms time recorded in pg_snowflake/imports is one this layout
- * can hold (or -1, none): anything else is damage, never a place to resume.
+ * What a value of pg_snowflake/imports or live may be under this layout
+ * (core/records.hpp): anything else is damage, never a place to resume.
  */
-static bool
-sf_import_ms_valid(long long ms)
+static snowflake::RecordBounds
+sf_record_bounds(void)
 {
-	return ms == -1 ||
-		(ms >= sf_layout.epoch_ms && ms <= sf_layout.unix_ms_end_of(sf_layout.max_offset()));
+	return snowflake::RecordBounds{sf_layout.max_shard_id(), sf_layout.epoch_ms,
+								   sf_layout.unix_ms_end_of(sf_layout.max_offset())};
 }
 
 /*
- * Parses the imports record: "format 1", then a line "shard N reserved_unix_ms
- * M" per shard and at most one "floor_unix_ms M" (the floor
- * snowflake_adopt_database() raised, which every import shard resumes above).
- * Calls fn(shard, ms) for each, with shard -1 for the floor; false when the
- * text is not such a record.
+ * Parses the imports record (snowflake::parse_imports_record): calls
+ * fn(shard, ms) for each reservation, with shard -1 for the floor; false
+ * when the text is not such a record.
  */
 template <typename F>
 static bool
 sf_parse_imports(const char *text, size_t len, F &&fn)
 {
-	bool		have_format = false;
-
-	if (!snowflake::for_each_record_line(text, len, [&](const char *line) {
-			long long	shard, ms;
-			char		tail;
-
-			if (strcmp(line, "format 1") == 0)
-				have_format = true;
-			else if (sscanf(line, "shard %lld reserved_unix_ms %lld%c", &shard, &ms, &tail) == 2 &&
-					 shard >= 0 && shard <= sf_layout.max_shard_id() && sf_import_ms_valid(ms))
-				fn((int64) shard, (int64) ms);
-			else if (sscanf(line, "floor_unix_ms %lld%c", &ms, &tail) == 1 && sf_import_ms_valid(ms))
-				fn((int64) -1, (int64) ms);
-			else
-				return false;
-			return true;
-		}))
-		return false;
-	return have_format || len == 0;
+	return snowflake::parse_imports_record(text, len, sf_record_bounds(), fn);
 }
 
 bool
@@ -452,49 +432,18 @@ static const char *const kLiveFile = "pg_snowflake/live";
 /* ranges kept; more are merged, which only makes the record more cautious */
 #define SF_LIVE_MAX_RANGES 1024
 
-/* Shards lo..hi generated no live ID before from_ms (Unix ms). */
-typedef struct SfLiveRange
-{
-	int64		lo;
-	int64		hi;
-	int64		from_ms;
-} SfLiveRange;
-
 /* This backend's copy of the record, parsed (no allocation under file_lock). */
-static SfLiveRange sf_live_ranges[SF_LIVE_MAX_RANGES + 1];
+static snowflake::LiveRange sf_live_ranges[SF_LIVE_MAX_RANGES + 1];
 
 /*
- * Parses the live record: "format 1", then lines "shards LO-HI
- * live_from_unix_ms M", sorted by shard and disjoint, into sf_live_ranges;
- * false when the text is not such a record.  A time before the epoch is
- * not damage (the epoch may have been moved on deliberately since); one
- * past the layout's end is.
+ * Parses the live record into sf_live_ranges (snowflake::parse_live_record);
+ * false when the text is not such a record.
  */
 static bool
 sf_parse_live(const char *text, size_t len, int *count)
 {
-	bool		have_format = false;
-
-	*count = 0;
-	if (!snowflake::for_each_record_line(text, len, [&](const char *line) {
-			long long	lo, hi, ms;
-			char		tail;
-
-			if (strcmp(line, "format 1") == 0)
-				have_format = true;
-			else if (sscanf(line, "shards %lld-%lld live_from_unix_ms %lld%c", &lo, &hi, &ms,
-							&tail) == 3 &&
-					 lo >= 0 && lo <= hi && hi <= sf_layout.max_shard_id() && ms >= 0 &&
-					 ms <= sf_layout.unix_ms_end_of(sf_layout.max_offset()) &&
-					 *count < SF_LIVE_MAX_RANGES &&
-					 (*count == 0 || lo > sf_live_ranges[*count - 1].hi))
-				sf_live_ranges[(*count)++] = SfLiveRange{(int64) lo, (int64) hi, (int64) ms};
-			else
-				return false;
-			return true;
-		}))
-		return false;
-	return have_format || len == 0;
+	return snowflake::parse_live_record(text, len, sf_record_bounds(), sf_live_ranges,
+										SF_LIVE_MAX_RANGES, count);
 }
 
 /* Reads and parses the live record into sf_live_ranges; see sf_read_live_from. */
@@ -539,53 +488,14 @@ sf_read_live_from(int64 shard, int64 *from_ms, snowflake::FileError *error, bool
 bool
 sf_write_live_from(int64 shard, int64 from_ms, snowflake::FileError *error, bool *damaged)
 {
-	SfLiveRange *r = sf_live_ranges;
+	snowflake::LiveRange *r = sf_live_ranges;
 	int			count;
-	int			at = 0;
 	size_t		n;
 
 	if (!sf_load_live(&count, error, damaged))
 		return false;
-	while (at < count && r[at].hi < shard)
-		at++;
-	if (at < count && r[at].lo <= shard)
-	{
-		/* recorded: only ever lowered (the range then says "from" for all of it) */
-		if (r[at].from_ms <= from_ms)
-			return true;
-		r[at].from_ms = from_ms;
-	}
-	else
-	{
-		memmove(r + at + 1, r + at, sizeof(SfLiveRange) * (size_t) (count - at));
-		r[at] = SfLiveRange{shard, shard, from_ms};
-		count++;
-	}
-
-	/*
-	 * Merge neighbours that touch, and while there are too many ranges the
-	 * two closest: a merged range takes the earlier time, which can only
-	 * refuse more imports, never allow one that could equal a live ID.
-	 */
-	for (;;)
-	{
-		int			best = -1;
-		int64		gap = PG_INT64_MAX;
-
-		for (int i = 0; i + 1 < count; i++)
-			if (r[i + 1].lo - r[i].hi < gap)
-			{
-				gap = r[i + 1].lo - r[i].hi;
-				best = i;
-			}
-		if (best < 0 || (gap > 1 && count <= SF_LIVE_MAX_RANGES))
-			break;
-		r[best].hi = r[best + 1].hi;
-		r[best].from_ms = Min(r[best].from_ms, r[best + 1].from_ms);
-		memmove(r + best + 1, r + best + 2, sizeof(SfLiveRange) * (size_t) (count - best - 2));
-		count--;
-	}
-
+	if (!snowflake::add_live_shard(r, &count, SF_LIVE_MAX_RANGES, shard, from_ms))
+		return true;			/* recorded already, from as early */
 	n = (size_t) snprintf(sf_imports_out, SF_IMPORTS_MAX, "# snowflake: from when each shard "
 						  "generated live IDs. Do not edit.\nformat 1\n");
 	for (int i = 0; i < count && n < SF_IMPORTS_MAX; i++)

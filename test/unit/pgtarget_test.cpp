@@ -1,5 +1,5 @@
 // Unit tests of what the settings and the view make of a PostgreSQL
-// registry's connection string (src/backend_pg.cpp): which backend a value
+// registry's connection string (src/registry/pgconn.cpp): which backend a value
 // chooses, libpq's check of it, and the forms shown to users, which must
 // never hold a password.  libpq parses; nothing connects.
 
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "registry/backend_pg.hpp"
+#include "registry/pgconn.hpp"
 
 namespace
 {

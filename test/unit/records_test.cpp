@@ -13,6 +13,9 @@
  *	                     of describe_layout_change() are in layout_test.cpp)
  *	 MarkRecordTest      format/parse_mark_record()
  *	 LineageTest         format/parse_lineage_record()
+ *	 ImportsRecordTest   parse_imports_line/record(): pg_snowflake/imports
+ *	 LiveRecordTest      parse_live_line/record(), add_live_shard():
+ *	                     pg_snowflake/live
  *	 LayoutWidthUnit     (RecordKeepsTheDefaultFormat only) a default
  *	                     layout's record carries none of 1.2's keys
  *
@@ -291,4 +294,282 @@ TEST(LayoutWidthUnit, RecordKeepsTheDefaultFormat)
 	EXPECT_NE(std::string(why).find("snowflake.id_bits was 63 and is now 53"), std::string::npos);
 	EXPECT_NE(std::string(why).find("snowflake.time_unit was 1 ms and is now 10 ms"),
 			  std::string::npos);
+}
+
+/*===========================================================================
+ * ImportsRecordTest: pg_snowflake/imports, every value within the layout's
+ * bounds (a damaged record is refused, never a place to resume).
+ *===========================================================================*/
+
+namespace
+{
+
+/* The bounds of the default layout: shards 0..1023, times from its epoch to its end. */
+snowflake::RecordBounds
+DefaultBounds()
+{
+	Layout		l = DefaultLayout();
+
+	return snowflake::RecordBounds{l.max_shard_id(), l.epoch_ms, l.unix_ms_end_of(l.max_offset())};
+}
+
+struct Entry
+{
+	int64_t		shard;
+	int64_t		ms;
+};
+
+/* Parses an imports record; entries as fn saw them (shard -1: the floor). */
+bool
+ParseImports(const std::string &text, std::vector<Entry> *out)
+{
+	out->clear();
+	return snowflake::parse_imports_record(text.data(), text.size(), DefaultBounds(),
+										   [&](int64_t shard, int64_t ms) {
+											   out->push_back(Entry{shard, ms});
+										   });
+}
+
+snowflake::ImportsLine
+KindOf(const char *line)
+{
+	int64_t		shard = -7, ms = -7;
+
+	return snowflake::parse_imports_line(line, DefaultBounds(), &shard, &ms);
+}
+
+}								/* namespace */
+
+TEST(ImportsRecordTest, ParsesReservationsAndTheFloor)
+{
+	snowflake::RecordBounds b = DefaultBounds();
+	std::vector<Entry> got;
+	std::string text = "# a comment\nformat 1\nshard 0 reserved_unix_ms " +
+		std::to_string(b.epoch_ms) + "\nshard 1023 reserved_unix_ms " + std::to_string(b.end_ms) +
+		"\nshard 5 reserved_unix_ms -1\nfloor_unix_ms " + std::to_string(b.epoch_ms + 1000) + "\n";
+
+	ASSERT_TRUE(ParseImports(text, &got));
+	ASSERT_EQ(got.size(), 4u);
+	EXPECT_EQ(got[0].shard, 0);
+	EXPECT_EQ(got[0].ms, b.epoch_ms);
+	EXPECT_EQ(got[1].shard, 1023);
+	EXPECT_EQ(got[1].ms, b.end_ms);
+	EXPECT_EQ(got[2].shard, 5);
+	EXPECT_EQ(got[2].ms, -1);
+	EXPECT_EQ(got[3].shard, -1);
+	EXPECT_EQ(got[3].ms, b.epoch_ms + 1000);
+}
+
+TEST(ImportsRecordTest, EmptyIsARecordWithNothing)
+{
+	std::vector<Entry> got;
+
+	EXPECT_TRUE(ParseImports("", &got));
+	EXPECT_TRUE(got.empty());
+	/* but text without "format 1" is not */
+	EXPECT_FALSE(ParseImports("# only a comment\n", &got));
+}
+
+TEST(ImportsRecordTest, RejectsOutOfRangeValues)
+{
+	snowflake::RecordBounds b = DefaultBounds();
+	std::string epoch = std::to_string(b.epoch_ms);
+	const std::string bad[] = {
+		"shard -1 reserved_unix_ms " + epoch,	/* a negative shard */
+		"shard 1024 reserved_unix_ms " + epoch, /* past the layout's shards */
+		"shard 1 reserved_unix_ms " + std::to_string(b.epoch_ms - 1),	/* before the epoch */
+		"shard 1 reserved_unix_ms " + std::to_string(b.end_ms + 1),	/* past the layout's end */
+		"shard 1 reserved_unix_ms -2",
+		"shard 1 reserved_unix_ms 99999999999999999999999",	/* beyond 64 bits */
+		"shard 99999999999999999999999 reserved_unix_ms " + epoch,
+		"floor_unix_ms " + std::to_string(b.end_ms + 1),
+		"floor_unix_ms -9223372036854775808",
+	};
+
+	for (const std::string &line : bad)
+	{
+		std::vector<Entry> got;
+
+		EXPECT_EQ(KindOf(line.c_str()), snowflake::ImportsLine::Bad) << line;
+		EXPECT_FALSE(ParseImports("format 1\n" + line + "\n", &got)) << line;
+	}
+}
+
+TEST(ImportsRecordTest, RejectsGarbageAndTruncatedLines)
+{
+	std::string epoch = std::to_string(DefaultBounds().epoch_ms);
+	const std::string bad[] = {
+		"shard 1 reserved_unix_ms " + epoch + "x",	/* trailing garbage */
+		"shard 1 reserved_unix_ms " + epoch + " 5",
+		"shard 1 reserved_unix_ms",	/* truncated */
+		"shard 1",
+		"shard",
+		"floor_unix_ms",
+		"floor_unix_ms 12abc",
+		"format 2",
+		"format 1 ",
+		"shards 1-2 live_from_unix_ms 5",	/* a line of the live record */
+		"\x01\x02garbage",
+	};
+
+	for (const std::string &line : bad)
+	{
+		std::vector<Entry> got;
+
+		EXPECT_EQ(KindOf(line.c_str()), snowflake::ImportsLine::Bad) << line;
+		EXPECT_FALSE(ParseImports("format 1\n" + line + "\n", &got)) << line;
+	}
+	EXPECT_EQ(KindOf("format 1"), snowflake::ImportsLine::Format);
+}
+
+TEST(ImportsRecordTest, RejectsALineTooLongAndRespectsLength)
+{
+	std::vector<Entry> got;
+	std::string epoch = std::to_string(DefaultBounds().epoch_ms);
+	std::string text = "format 1\nshard 3 reserved_unix_ms " + epoch + "\nshard 4 x";
+	auto parse = [&](size_t len) {
+		got.clear();
+		return snowflake::parse_imports_record(text.data(), len, DefaultBounds(),
+											   [&](int64_t shard, int64_t ms) {
+												   got.push_back(Entry{shard, ms});
+											   });
+	};
+
+	EXPECT_FALSE(ParseImports("format 1\n" + std::string(200, 'a') + "\n", &got));
+	/* only len bytes are read: up to the end of the good line, it parses */
+	ASSERT_TRUE(parse(text.size() - strlen("shard 4 x")));
+	ASSERT_EQ(got.size(), 1u);
+	EXPECT_EQ(got[0].shard, 3);
+	EXPECT_EQ(got[0].ms, DefaultBounds().epoch_ms);
+	/* cut inside the time, what is left is before the epoch: damage */
+	EXPECT_FALSE(parse(text.size() - strlen("shard 4 x") - 4));
+	/* the whole text ends in garbage */
+	EXPECT_FALSE(parse(text.size()));
+}
+
+/*===========================================================================
+ * LiveRecordTest: pg_snowflake/live, sorted disjoint ranges of shards, and
+ * how a shard is added.
+ *===========================================================================*/
+
+namespace
+{
+
+bool
+ParseLive(const std::string &text, std::vector<snowflake::LiveRange> *out, int capacity = 16)
+{
+	snowflake::LiveRange ranges[16];
+	int			count = -1;
+	bool		ok = snowflake::parse_live_record(text.data(), text.size(), DefaultBounds(),
+												  ranges, capacity, &count);
+
+	out->assign(ranges, ranges + (count > 0 ? count : 0));
+	return ok;
+}
+
+}								/* namespace */
+
+TEST(LiveRecordTest, ParsesSortedDisjointRanges)
+{
+	std::vector<snowflake::LiveRange> got;
+	std::string end = std::to_string(DefaultBounds().end_ms);
+
+	ASSERT_TRUE(ParseLive("# c\nformat 1\nshards 0-0 live_from_unix_ms 0\n"
+						  "shards 2-9 live_from_unix_ms 1000\nshards 10-1023 live_from_unix_ms " +
+						  end + "\n", &got));
+	ASSERT_EQ(got.size(), 3u);
+	EXPECT_EQ(got[0].lo, 0);
+	EXPECT_EQ(got[0].hi, 0);
+	EXPECT_EQ(got[0].from_ms, 0);	/* before the epoch is no damage */
+	EXPECT_EQ(got[1].lo, 2);
+	EXPECT_EQ(got[1].hi, 9);
+	EXPECT_EQ(got[1].from_ms, 1000);
+	EXPECT_EQ(got[2].hi, 1023);
+	EXPECT_TRUE(ParseLive("", &got));
+	EXPECT_TRUE(got.empty());
+}
+
+TEST(LiveRecordTest, RejectsMalformedRecords)
+{
+	std::vector<snowflake::LiveRange> got;
+	std::string end = std::to_string(DefaultBounds().end_ms);
+	const std::string bad[] = {
+		"shards 3-2 live_from_unix_ms 5",	/* lo > hi */
+		"shards -1-2 live_from_unix_ms 5",
+		"shards 0-1024 live_from_unix_ms 5",	/* past the layout's shards */
+		"shards 0-1 live_from_unix_ms -1",
+		"shards 0-1 live_from_unix_ms " + std::to_string(DefaultBounds().end_ms + 1),
+		"shards 0-1 live_from_unix_ms 99999999999999999999999",
+		"shards 0-1 live_from_unix_ms 5 extra",
+		"shards 0-1 live_from_unix_ms",	/* truncated */
+		"shards 0-",
+		"shard 0 reserved_unix_ms 5",	/* a line of the imports record */
+		"format 2",
+		"\x7f\x01",
+	};
+
+	for (const std::string &line : bad)
+	{
+		snowflake::LiveRange r;
+
+		EXPECT_FALSE(snowflake::parse_live_line(line.c_str(), DefaultBounds(), &r)) << line;
+		EXPECT_FALSE(ParseLive("format 1\n" + line + "\n", &got)) << line;
+	}
+	/* unsorted, overlapping, or more than fit */
+	EXPECT_FALSE(ParseLive("format 1\nshards 5-6 live_from_unix_ms 1\nshards 1-2 live_from_unix_ms 1\n",
+						   &got));
+	EXPECT_FALSE(ParseLive("format 1\nshards 1-5 live_from_unix_ms 1\nshards 5-6 live_from_unix_ms 1\n",
+						   &got));
+	EXPECT_FALSE(ParseLive("format 1\nshards 1-1 live_from_unix_ms 1\nshards 3-3 live_from_unix_ms 1\n",
+						   &got, 1));
+	EXPECT_FALSE(ParseLive("shards 1-1 live_from_unix_ms 1\n", &got));	/* no format line */
+}
+
+TEST(LiveRecordTest, AddingAShardInsertsLowersAndMerges)
+{
+	snowflake::LiveRange r[5];
+	int			count = 0;
+
+	EXPECT_TRUE(snowflake::add_live_shard(r, &count, 4, 10, 500));
+	EXPECT_TRUE(snowflake::add_live_shard(r, &count, 4, 20, 700));
+	ASSERT_EQ(count, 2);
+	/* recorded from as early or earlier: nothing changes */
+	EXPECT_FALSE(snowflake::add_live_shard(r, &count, 4, 10, 500));
+	EXPECT_FALSE(snowflake::add_live_shard(r, &count, 4, 10, 900));
+	/* an earlier time lowers it */
+	EXPECT_TRUE(snowflake::add_live_shard(r, &count, 4, 10, 400));
+	EXPECT_EQ(r[0].from_ms, 400);
+	/* a neighbour that touches merges, taking the earlier time */
+	EXPECT_TRUE(snowflake::add_live_shard(r, &count, 4, 11, 600));
+	ASSERT_EQ(count, 2);
+	EXPECT_EQ(r[0].lo, 10);
+	EXPECT_EQ(r[0].hi, 11);
+	EXPECT_EQ(r[0].from_ms, 400);
+	EXPECT_EQ(r[1].lo, 20);
+}
+
+TEST(LiveRecordTest, TooManyRangesMergeTheClosestTwoCautiously)
+{
+	snowflake::LiveRange r[4];
+	int			count = 0;
+
+	for (int64_t shard : {0, 10, 13})
+		snowflake::add_live_shard(r, &count, 3, shard, 1000 + shard);
+	ASSERT_EQ(count, 3);
+	/* a fourth range: 13 and 15 are the closest, merged from the earlier time */
+	EXPECT_TRUE(snowflake::add_live_shard(r, &count, 3, 15, 900));
+	ASSERT_EQ(count, 3);
+	EXPECT_EQ(r[2].lo, 13);
+	EXPECT_EQ(r[2].hi, 15);
+	EXPECT_EQ(r[2].from_ms, 900);
+	/* every shard added is still covered, from no later than it was added */
+	for (int64_t shard : {0, 10, 13, 15})
+	{
+		bool		covered = false;
+
+		for (int i = 0; i < count; i++)
+			if (r[i].lo <= shard && shard <= r[i].hi)
+				covered = r[i].from_ms <= 1000 + shard;
+		EXPECT_TRUE(covered) << shard;
+	}
 }
