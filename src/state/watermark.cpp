@@ -349,8 +349,13 @@ sf_wm_entry(bool leader)
 	index = (leader && ParallelLeaderBackendId != InvalidBackendId ?
 			 ParallelLeaderBackendId : MyBackendId) - 1;
 #endif
-	/* every process that runs SQL has a number below MaxBackends (sinval's slots) */
-	Assert(index >= 0 && index < sf_wm->entries);
+	/*
+	 * Every process that runs SQL has a number below MaxBackends (sinval's
+	 * slots); one without (an auxiliary process) never generates, and gets
+	 * none rather than a write out of bounds.
+	 */
+	if (index < 0 || index >= sf_wm->entries)
+		return NULL;
 	return &sf_wm_entries[index];
 }
 
@@ -384,6 +389,8 @@ sf_watermark_publish(ShardSlot *slot, bool locked)
 	Assert(locked || sf_generator == SF_GENERATOR_ATOMIC);
 	(void) locked;
 	entry = sf_wm_entry(true);
+	if (entry == NULL)
+		return;					/* not a process that runs SQL (see sf_wm_entry) */
 	number = (uint32) (slot - sf_slot(0)) + 1;
 
 	/* already held in this transaction (by this backend, its leader or a worker)? */
@@ -414,7 +421,7 @@ static void
 sf_wm_clear(void)
 {
 	SfWmEntry  *entry = sf_wm_entry(false);
-	uint32		used = pg_atomic_read_u32(&entry->used);
+	uint32		used = entry != NULL ? pg_atomic_read_u32(&entry->used) : 0;
 
 	if (used == 0)
 		return;
@@ -487,7 +494,7 @@ static void
 sf_wm_pre_prepare(void)
 {
 	SfWmEntry  *entry = sf_wm_entry(false);
-	uint32		used = pg_atomic_read_u32(&entry->used);
+	uint32		used = entry != NULL ? pg_atomic_read_u32(&entry->used) : 0;
 	TransactionId xid = GetTopTransactionIdIfAny();
 	int32		shards[SF_WM_PAIRS + 1];
 	int64		floors[SF_WM_PAIRS + 1];

@@ -38,6 +38,7 @@ $node->append_conf(
 shared_preload_libraries = 'snowflake'
 snowflake.import_shards = '9'
 max_prepared_transactions = 5
+restart_after_crash = on
 max_connections = 40
 });
 use_generator($node);
@@ -241,6 +242,20 @@ cmp_ok(wm(), '<=', $bmin, 'a batch holds the watermark at or below its first ID'
 $s->query_safe('COMMIT');
 cmp_ok(wm(), '>', $bmax, 'and releases it at commit');
 
+# IDs taken by a parallel worker hold in its leader's transaction, which
+# inserts them and commits after the worker has ended
+my $fpm = $node->safe_psql('postgres', q{
+SELECT name FROM pg_settings WHERE name IN ('debug_parallel_query', 'force_parallel_mode')});
+my $plan = $s->query_safe(qq{BEGIN; SET LOCAL $fpm = on;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+CREATE TABLE par AS SELECT snowflake_nextval() AS id FROM generate_series(1, 10);});
+like($plan, qr/Workers Launched: [1-9]/, 'a parallel worker took the IDs');
+my ($pmin, $pmax) = $s->query_safe(q{SELECT min(id) || ' ' || max(id) FROM par;}) =~ /(\d+) (\d+)/;
+$node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+cmp_ok(wm(), '<=', $pmin, "after the worker ended, its IDs hold in the leader's transaction");
+$s->query_safe('COMMIT');
+cmp_ok(wm(), '>', $pmax, "and are released when the leader's transaction ends");
+
 my $two = $s->query_safe(q{BEGIN; SELECT snowflake_nextval(2);});
 my $three = $node->safe_psql('postgres', 'SELECT snowflake_nextval(3)');
 cmp_ok(wm(2), '<=', $two, 'a transaction on logical shard 2 holds shard 2');
@@ -299,7 +314,7 @@ my $vpid = $victim->query_safe('SELECT pg_backend_pid()');
 cmp_ok(wm(), '<=', $vid, 'an open transaction holds the watermark');
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($vpid)");
 ok( $node->poll_query_until(
-		'postgres', "SELECT snowflake_commit_watermark() > $vid"),
+		'postgres', "SELECT snowflake_commit_watermark(1) > $vid"),
 	'pg_terminate_backend releases it');
 $victim->quit;
 
