@@ -988,3 +988,25 @@ COMMENT ON FUNCTION snowflake_created_between(snowflake, timestamptz, timestampt
 -- (above), and src/sql/adopt.cpp takes the type's columns with bigint ones
 
 -- ===== end of the snowflake type =====
+
+-- ===== the commit watermark (issue 29) =====
+-- VOLATILE: the value moves within a statement.  PARALLEL RESTRICTED: it is
+-- read in its own statement before the rows (docs/commit-watermark.md), in
+-- the leader only, which also drops the records of finished prepared
+-- transactions.
+CREATE FUNCTION snowflake_commit_watermark()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_commit_watermark'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION snowflake_commit_watermark() IS
+'every ID below it that this server generated (live shards) and that will ever be committed by the transaction that took it is committed; NULL without a live shard';
+
+CREATE FUNCTION snowflake_commit_watermark(shard_id integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'snowflake_commit_watermark_shard'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION snowflake_commit_watermark(integer) IS
+'the commit watermark of one live shard of this server: every ID of the shard below it that will ever be committed is committed';
+-- ===== end of the commit watermark =====

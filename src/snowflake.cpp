@@ -22,6 +22,7 @@
 #include "sql/public_ids.hpp"
 #include "settings/seqstart.hpp"
 #include "state/wal.hpp"
+#include "state/watermark.hpp"
 
 extern "C"
 {
@@ -46,6 +47,9 @@ sf_shmem_request(void)
 	RequestNamedLWLockTranche(SNOWFLAKE_TRANCHE, sf_shmem_lock_count());
 	/* registry: its shared fields */
 	RequestAddinShmemSpace(sf_registry_shmem_size());
+	/* state: the commit watermark's entries and prepared table, its lock */
+	RequestAddinShmemSpace(sf_watermark_shmem_size());
+	RequestNamedLWLockTranche(SF_WATERMARK_TRANCHE, 1);
 }
 
 /* Creates every subsystem's shared memory, lower layers first. */
@@ -57,6 +61,7 @@ sf_shmem_startup(void)
 	sf_shmem_init();			/* state: from the records in pg_snowflake/ */
 	sf_mark_shmem_init();		/* state: settle the mark when the postmaster exits */
 	sf_registry_shmem_init();	/* registry: its shared fields */
+	sf_watermark_shmem_init();	/* state: the commit watermark (after the slots) */
 }
 
 /*---- module load ----*/
@@ -84,4 +89,5 @@ _PG_init(void)
 	sf_mark_init();
 	sf_wal_init();
 	sf_registry_init();
+	sf_watermark_init();		/* the commit watermark's transaction callback */
 }

@@ -27,6 +27,7 @@
 #include "registry/registry.hpp"
 #include "settings/seqstart.hpp"
 #include "state/wal.hpp"
+#include "state/watermark.hpp"
 
 extern "C"
 {
@@ -288,6 +289,7 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 		if (sf_generator == SF_GENERATOR_ATOMIC)
 		{
 			/* lock-free; the LWLock only for the slow path below */
+			sf_watermark_hold(slot, false);	/* commit watermark: first ID of the transaction */
 			sf_fastpath_step(slot, max_count, &now, &step, start);
 			if (step.outcome == Outcome::Wait)
 			{
@@ -302,6 +304,7 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 			/* the clock is read under the lock so that readings are ordered */
 			LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 			now = sf_now_offset();
+			sf_watermark_hold(slot, true);	/* commit watermark: first ID of the transaction */
 			step = snowflake::next_run(slot->gen, sf_layout, slot->shard_id, now,
 									   sf_lead_units(), sf_reserved(slot), max_count, start);
 			if (step.outcome == Outcome::Wait)
