@@ -40,21 +40,19 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use ClientDocs;
 
 my $docs  = ClientDocs->load("$FindBin::RealBin/../../docs/clients.md");
 my $shard = 7;
 my $tmp   = PostgreSQL::Test::Utils::tempdir('clients');
 
-my $node = PostgreSQL::Test::Cluster->new('clients');
-$node->init;
 # pgjdbc speaks TCP only
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+my $node = node(
+	'clients', start => 1, conf => qq{
 snowflake.shard_id = $shard
 listen_addresses = '127.0.0.1'
 });
-$node->start;
 $node->safe_psql('postgres', q{
 CREATE ROLE app LOGIN CREATEDB;
 CREATE DATABASE app OWNER app;

@@ -22,15 +22,14 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 
-my $node = PostgreSQL::Test::Cluster->new('trusted');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+my $node = node(
+	'trusted', start => 1, conf => qq{
 snowflake.shard_id = 3
 snowflake.shard_ids = '10-12'
 });
-$node->start;
 $node->safe_psql('postgres', q{
 CREATE ROLE owner LOGIN;
 CREATE ROLE visitor LOGIN;

@@ -105,10 +105,8 @@ like($out, qr/FAILED.*\n(?s:.*)alertname: SnowflakeLeadNearLimit/,
 # (b) a server, known activity
 ###########################################################################
 
-my $node = PostgreSQL::Test::Cluster->new('metrics');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+my $node = node(
+	'metrics', conf => qq{
 snowflake.shard_id = 7
 snowflake.shard_ids = '8-9'
 snowflake.max_shards = 16
@@ -611,10 +609,8 @@ EOT
 # (g) a layout with 10 ms time units: the metrics are still in seconds
 ###########################################################################
 
-my $units = PostgreSQL::Test::Cluster->new('units');
-$units->init;
-$units->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+my $units = node(
+	'units', conf => qq{
 snowflake.shard_id = 5
 snowflake.time_unit = '10ms'
 include_if_exists = 'snowflake_clock.conf'

@@ -10,7 +10,7 @@
 #
 #	plan skip_all => NetNs::unavailable() if NetNs::unavailable();
 #	my $ns = NetNs->new;
-#	$ns->start_node($node);             # a PostgreSQL::Test::Cluster node, inside
+#	$ns->start_node($node);             # a node of SnowflakeTest::node (not started), inside
 #	my $pid = $ns->spawn(\@cmd, $log);  # any command, inside, in the background
 #	$ns->cut; $ns->heal;
 #	$ns->outer; $ns->inner;             # the addresses

@@ -6,6 +6,7 @@
 #
 #	my $node = registry_node('a', $etcd, prefix => '/t1', lease => 3,
 #	                         shards => '0-4', shard_id => 7, init => {...});
+#	         (made by SnowflakeTest::node; init => {...} holds node()'s options)
 #	my $node = registry_node('b', $registry_node, dbname => 'reg', user => 'r');
 #	wait_generating($node);   # until snowflake_registry says generating
 #	reconfigure($node, $other, prefix => '/t2');   # new registry settings (restart to apply)
@@ -22,6 +23,7 @@ use Exporter 'import';
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest ();
 use Test::More;
 use Time::HiRes qw(time sleep);
 
@@ -54,15 +56,13 @@ sub registry_conf
 	return $conf;
 }
 
-# A server with the library preloaded and the registry set (not started).
+# A server with the library preloaded and the registry set (not started):
+# SnowflakeTest::node with the options in $o{init}, then registry.conf.
 sub registry_node
 {
 	my ($name, $etcd, %o) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(%{ $o{init} // {} });
-	$node->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'snowflake'\n"
-		  . "max_connections = 30\nlog_statement = none\n"
+	my $node = SnowflakeTest::node($name, %{ $o{init} // {} },
+		conf => "max_connections = 30\nlog_statement = none\n"
 		  . "log_min_messages = log\n"
 		  . "include 'registry.conf'\n");
 	reconfigure($node, $etcd, %o);

@@ -1,12 +1,20 @@
 # SnowflakeTest.pm
-#	Helpers shared by the TAP tests that move a server's clock: libfaketime
-#	preloaded into one postmaster only, its clock offset, the reloadable
-#	clock settings, and one shard's counters; and the generator under test;
-#	and the times a server logged things at.
+#	The one way the tests make a server (node()), and the helpers the TAP
+#	tests share: libfaketime preloaded into one postmaster only, its clock
+#	offset, the reloadable clock settings, and one shard's counters; the
+#	generator under test; the times a server logged things at; the mark on
+#	disk; psql runs that are timed or expected to fail; a postmaster's pid
+#	after a backend was killed.
 #
 #	use FindBin;
 #	use lib "$FindBin::RealBin/../perl";
 #	use SnowflakeTest;
+#
+#	my $n = node('a', conf => { 'snowflake.shard_id' => 7 }, extension => 1);
+#	my $p = node('p', allows_streaming => 1, conf => "snowflake.shard_id = 1\n", start => 1);
+#	$p->backup('b');
+#	my $s = node('s', standby => [ $p, 'b' ], start => 1);
+#	my $f = node('f', clock_ms => 60_000, start => 1);    # libfaketime, 60 s ahead
 
 package SnowflakeTest;
 
@@ -14,18 +22,90 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use IPC::Run;
 use POSIX qw(strftime);
+use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils qw(slurp_file);
 use Test::More;
 use Time::HiRes qw(time);
 use Time::Local qw(timegm);
 
-our @EXPORT = qw($libfaketime set_clock_ms freeze_clock_ms thaw_clock_ms
+our @EXPORT = qw(node $libfaketime set_clock_ms freeze_clock_ms thaw_clock_ms
   start_faked clock_settings shard_stats generator use_generator
-  check_generator log_times);
+  check_generator log_times mark_ms timed_psql check_refused postmaster_pid
+  wait_after_backend_kill connstr_of);
 
 # Debian's faketime package; tests skip themselves when it is missing.
 our $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
+
+# Options of node() that go to PostgreSQL::Test::Cluster's init.
+my @init_opts = qw(allows_streaming has_archiving extra);
+
+# The one way a test makes a server: node($name, %opts) returns a new
+# PostgreSQL::Test::Cluster node, initialised with the library preloaded and
+# the generator under test (snowflake.generator from SNOWFLAKE_GENERATOR, see
+# use_generator), then these options:
+#   allows_streaming, has_archiving, extra: passed to init;
+#   standby => [$primary, $backup]: a streaming standby made from that
+#     backup instead (its configuration is its primary's: no preload line,
+#     no generator line of its own);
+#   preload => 0: neither the library nor the generator (a plain server,
+#     such as a PostgreSQL registry);
+#   conf => "lines\n", or { name => value } (values quoted, names in order):
+#     appended to postgresql.conf after those lines, so it wins;
+#   clock_ms => N: libfaketime's clock file, N ms off the real time (the
+#     node then starts faked); faked => 1: start faked (the clock as it is,
+#     0 when unset); fake_monotonic => 1: fake the monotonic clock too;
+#   start => 1: start it; extension => 1: start it and CREATE EXTENSION
+#     snowflake in the postgres database.
+sub node
+{
+	my ($name, %o) = @_;
+	my %known = map { $_ => 1 } @init_opts,
+	  qw(standby preload conf clock_ms faked fake_monotonic start extension);
+	my @unknown = grep { !$known{$_} } sort keys %o;
+	die "SnowflakeTest::node: unknown option(s) @unknown" if @unknown;
+
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	if ($o{standby})
+	{
+		my ($primary, $backup) = @{ $o{standby} };
+		$node->init_from_backup($primary, $backup, has_streaming => 1);
+	}
+	else
+	{
+		$node->init(map { exists $o{$_} ? ($_ => $o{$_}) : () } @init_opts);
+		if ($o{preload} // 1)
+		{
+			$node->append_conf('postgresql.conf',
+				"shared_preload_libraries = 'snowflake'\n");
+			use_generator($node);
+		}
+	}
+	my $conf = $o{conf};
+	if (ref $conf eq 'HASH')
+	{
+		$conf = join '', map {
+			my $v = $conf->{$_};
+			$v =~ s/'/''/g;
+			"$_ = '$v'\n"
+		} sort keys %$conf;
+	}
+	$node->append_conf('postgresql.conf', $conf) if defined $conf && $conf ne '';
+	set_clock_ms($node, $o{clock_ms}) if defined $o{clock_ms};
+
+	return $node unless $o{start} || $o{extension};
+	if ($o{faked} || defined $o{clock_ms})
+	{
+		start_faked($node, fake_monotonic => $o{fake_monotonic});
+	}
+	else
+	{
+		$node->start;
+	}
+	$node->safe_psql('postgres', 'CREATE EXTENSION snowflake') if $o{extension};
+	return $node;
+}
 
 # The faked clock of a node: an offset from the real time in its base dir.
 sub clock_file
@@ -191,6 +271,75 @@ sub log_times
 		push @times, timegm(0, $mi, $h, $d, $mo - 1, $y) + $s;
 	}
 	return @times;
+}
+
+# The durable mark recorded in a node's data directory (Unix ms of
+# pg_snowflake/mark), or undef when there is none.
+sub mark_ms
+{
+	my ($node) = @_;
+	my $file = $node->data_dir . '/pg_snowflake/mark';
+	return undef unless -f $file;
+	my ($ms) = slurp_file($file) =~ /^mark_unix_ms (-?\d+)$/m;
+	return $ms;
+}
+
+# Runs $sql in a new psql session on $node, with psql's timeout (s);
+# returns (exit code, stdout, stderr, seconds it took).
+sub timed_psql
+{
+	my ($node, $sql, $timeout) = @_;
+	my $t0 = time;
+	my ($ret, $out, $err) = $node->psql('postgres', $sql, timeout => $timeout);
+	return ($ret, $out, $err, time - $t0);
+}
+
+# Checks that $sql fails on $node ("$what: refused") with an error that
+# matches $re (VERBOSITY verbose: with the SQLSTATE); returns the error.
+sub check_refused
+{
+	my ($node, $sql, $re, $what) = @_;
+	my ($rc, $out, $err) = $node->psql('postgres', $sql,
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	isnt($rc, 0, "$what: refused");
+	like($err, $re, "$what: the error says why");
+	return $err;
+}
+
+# The pid of a node's postmaster, from its postmaster.pid.
+sub postmaster_pid
+{
+	my ($node) = @_;
+	my ($first) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
+	return $first;
+}
+
+# After a backend of $node was killed: waits until the postmaster has
+# noticed (in its log from byte $offset on), reinitialised and finished
+# crash recovery, and accepts connections; true if it does in time.
+sub wait_after_backend_kill
+{
+	my ($node, $offset) = @_;
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/,
+		$offset);
+	foreach my $attempt (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
+	{
+		my ($out, $err) = ('', '');
+		IPC::Run::run(
+			[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT 1' ],
+			'>', \$out, '2>', \$err);
+		return 1 if $? == 0 && $out eq "1\n";
+		Time::HiRes::usleep(100_000);
+	}
+	return 0;
+}
+
+# A connection string for a subscription to $node's postgres database (no
+# quotes inside).
+sub connstr_of
+{
+	my ($node) = @_;
+	return 'port=' . $node->port . ' host=' . $node->host . ' dbname=postgres';
 }
 
 1;

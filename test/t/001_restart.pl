@@ -12,19 +12,19 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 
 my $shard = 7;
 my $batch = 5000;
 
-my $node = PostgreSQL::Test::Cluster->new('restart');
-$node->init;
 # The test framework turns restart_after_crash off; the backend-kill case
 # needs the postmaster to reinitialise instead of shutting down.
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nsnowflake.shard_id = $shard\n"
-	  . "restart_after_crash = on\n");
-$node->start;
+my $node = node('restart',
+	conf  => "snowflake.shard_id = $shard\nrestart_after_crash = on\n",
+	start => 1);
 
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION snowflake;
@@ -136,35 +136,10 @@ ok( $node->log_contains(
 insert_batch(3);
 check_phase(3, 'after immediate stop');
 
-# After a backend was killed: waits until the postmaster has noticed,
-# reinitialised and finished crash recovery, and accepts connections.
-sub wait_after_backend_kill
-{
-	my ($n, $offset) = @_;
-	$n->wait_for_log(qr/all server processes terminated; reinitializing/,
-		$offset);
-	foreach my $attempt (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
-	{
-		my ($out, $err) = ('', '');
-		IPC::Run::run(
-			[ 'psql', '-XAtq', '-d', $n->connstr('postgres'), '-c', 'SELECT 1' ],
-			'>', \$out, '2>', \$err);
-		return 1 if $? == 0 && $out eq "1\n";
-		usleep(100_000);
-	}
-	return 0;
-}
-
 # Phase 4 and 5: a backend killed with SIGKILL in the middle of a
 # transaction that is generating IDs.  The postmaster then kills every
 # backend and reinitialises shared memory.
-sub postmaster_pid
-{
-	my ($first) = split /\n/,
-	  slurp_file($node->data_dir . '/postmaster.pid');
-	return $first;
-}
-my $pm_pid_before = postmaster_pid();
+my $pm_pid_before = postmaster_pid($node);
 my $log_offset    = -s $node->logfile;
 
 my ($v_in, $v_out, $v_err) = ('', '', '');
@@ -208,7 +183,7 @@ isnt($?, 0, 'victim psql lost its connection');
 
 ok(wait_after_backend_kill($node, $log_offset),
 	'server accepts connections again after the backend crash');
-is(postmaster_pid(), $pm_pid_before,
+is(postmaster_pid($node), $pm_pid_before,
 	'same postmaster (crash reinitialisation, not a restart)');
 ok( $node->log_contains(
 		# PostgreSQL 18 names the backend type instead of "server process"
@@ -243,17 +218,13 @@ is( $node->safe_psql(
 # far longer than a restart takes.
 ###########################################################################
 
-my $ahead = PostgreSQL::Test::Cluster->new('ahead');
-$ahead->init;
-$ahead->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+my $ahead = node(
+	'ahead', start => 1, conf => qq{
 snowflake.shard_id = $shard
 snowflake.sequence_bits = 2
 snowflake.max_clock_lead = '5s'
 restart_after_crash = on
 });
-$ahead->start;
 # no primary key: duplicates must be counted, not make the insert fail
 $ahead->safe_psql('postgres', q{
 	CREATE EXTENSION snowflake;

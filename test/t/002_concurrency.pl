@@ -14,13 +14,9 @@ use SnowflakeTest;
 
 my $shard = 42;
 
-my $node = PostgreSQL::Test::Cluster->new('concurrency');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nsnowflake.shard_id = $shard\n"
-	  . "max_connections = 40\n");
-use_generator($node);
-$node->start;
+my $node = node('concurrency',
+	conf  => "snowflake.shard_id = $shard\nmax_connections = 40\n",
+	start => 1);
 check_generator($node);
 
 $node->safe_psql(
@@ -150,18 +146,13 @@ is( $node->safe_psql(
 #    snowflake.max_clock_lead) and sessions wait for the clock.
 ###########################################################################
 
-my $narrow = PostgreSQL::Test::Cluster->new('narrow');
-$narrow->init;
-$narrow->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+my $narrow = node(
+	'narrow', start => 1, conf => qq{
 snowflake.shard_id = $shard
 snowflake.sequence_bits = 4
 snowflake.max_clock_lead = '1s'
 max_connections = 40
 });
-use_generator($narrow);
-$narrow->start;
 check_generator($narrow);
 $narrow->safe_psql(
 	'postgres', q{

@@ -9,6 +9,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
+
 my $preload = "shared_preload_libraries = 'snowflake'\n";
 
 # Runs $sql, expecting it to fail; returns its stderr.
@@ -34,11 +38,8 @@ sub set_case_conf
 # (a) Invalid settings: the server refuses to start and says why.
 ###########################################################################
 
-my $node = PostgreSQL::Test::Cluster->new('settings');
-$node->init;
 # the included file comes last, so its settings win
-$node->append_conf('postgresql.conf',
-	$preload . "include_if_exists = 'snowflake_case.conf'\n");
+my $node = node('settings', conf => "include_if_exists = 'snowflake_case.conf'\n");
 
 # [name, settings, FATAL line, reason given in the log]
 my @bad = (
@@ -137,11 +138,7 @@ $node->stop;
 ###########################################################################
 
 # Fresh data directory for this part: no shard ID set.
-my $sh = PostgreSQL::Test::Cluster->new('shard');
-$sh->init;
-$sh->append_conf('postgresql.conf', $preload);
-$sh->start;
-$sh->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $sh = node('shard', extension => 1);
 
 my $err = psql_fails($sh, 'SELECT snowflake_nextval()', 'nextval without shard_id');
 like($err, qr/ERROR:  snowflake\.shard_id is not set/,
@@ -258,11 +255,8 @@ sub fails_with_preload_error
 	like($out, qr/session-alive/, "$name: the session survives the error");
 }
 
-my $np = PostgreSQL::Test::Cluster->new('nopreload');
-$np->init;
-$np->append_conf('postgresql.conf',
-	"snowflake.shard_id = 7\ninclude_if_exists = 'snowflake_case.conf'\n");
-$np->start;
+my $np = node('nopreload', preload => 0, start => 1,
+	conf => "snowflake.shard_id = 7\ninclude_if_exists = 'snowflake_case.conf'\n");
 my $ret = $np->psql('postgres', 'CREATE EXTENSION snowflake', stderr => \$err);
 is($ret, 0, 'CREATE EXTENSION works without the preload')
   or diag("CREATE EXTENSION said: $err");
@@ -296,12 +290,8 @@ $np->stop;
 # (d) A changed layout is refused until restored or deliberately reset.
 ###########################################################################
 
-my $ly = PostgreSQL::Test::Cluster->new('layout');
-$ly->init;
-$ly->append_conf('postgresql.conf',
-	$preload
-	  . "snowflake.shard_id = 7\ninclude_if_exists = 'snowflake_case.conf'\n");
-$ly->start;
+my $ly = node('layout', start => 1,
+	conf => "snowflake.shard_id = 7\ninclude_if_exists = 'snowflake_case.conf'\n");
 $ly->safe_psql(
 	'postgres', q{
 	CREATE EXTENSION snowflake;
@@ -394,10 +384,8 @@ $ly->stop;
 # (e) Hot standby: no generation, but decoding works.
 ###########################################################################
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', $preload . "snowflake.shard_id = 7\n");
-$primary->start;
+my $primary = node('primary', allows_streaming => 1, start => 1,
+	conf => "snowflake.shard_id = 7\n");
 $primary->safe_psql(
 	'postgres', q{
 	CREATE EXTENSION snowflake;
@@ -406,9 +394,7 @@ $primary->safe_psql(
 });
 $primary->backup('bkp');
 
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'bkp', has_streaming => 1);
-$standby->start;
+my $standby = node('standby', standby => [ $primary, 'bkp' ], start => 1);
 $primary->safe_psql('postgres',
 	'INSERT INTO ids (phase) SELECT 2 FROM generate_series(1, 100)');
 $primary->wait_for_catchup($standby);

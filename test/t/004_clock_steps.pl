@@ -58,25 +58,13 @@ plan skip_all => "libfaketime is not installed ($libfaketime)"
 my $shard   = 11;
 my $timeout = 180;
 
-my $node = PostgreSQL::Test::Cluster->new('clock_steps');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+my $node = node(
+	'clock_steps', conf => qq{
 snowflake.shard_id = $shard
 max_connections = 30
 log_statement = none
 include_if_exists = 'snowflake_clock.conf'
 });
-
-# Runs $sql in a new psql session; returns (exit code, stdout, stderr, seconds).
-sub timed_psql
-{
-	my ($sql) = @_;
-	my $t0 = time;
-	my ($ret, $out, $err) = $node->psql('postgres', $sql, timeout => $timeout);
-	return ($ret, $out, $err, time - $t0);
-}
 
 # The WARNINGs about backward steps logged since $offset, as step sizes.
 sub warned_steps
@@ -110,7 +98,6 @@ sub all_above
 
 set_clock_ms($node, 0);
 clock_settings($node, 1000, 5000, 0);
-use_generator($node);
 start_faked($node);
 check_generator($node);
 
@@ -370,7 +357,7 @@ $log_offset = -s $node->logfile;
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
 set_clock_ms($node, -3000);
 my ($ret, $out, $err, $elapsed) =
-  timed_psql('INSERT INTO t (payload) VALUES (-2) RETURNING id');
+  timed_psql($node, 'INSERT INTO t (payload) VALUES (-2) RETURNING id', $timeout);
 is($ret, 0, 'b: the call after a 3 s step succeeds');
 like($out, qr/^\d+$/, 'b: it returned an ID');
 all_above('b: the new ID is greater than every earlier ID',
@@ -410,8 +397,8 @@ $st         = shard_stats($node, $shard);
 $log_offset = -s $node->logfile;
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-1)');
 set_clock_ms($node, -30000);
-($ret, $out, $err, $elapsed) = timed_psql(
-	"\\set VERBOSITY verbose\nINSERT INTO t (payload) VALUES (-3) RETURNING id");
+($ret, $out, $err, $elapsed) = timed_psql($node,
+	"\\set VERBOSITY verbose\nINSERT INTO t (payload) VALUES (-3) RETURNING id", $timeout);
 isnt($ret, 0, 'c: the call after a 30 s step fails');
 like(
 	$err,
@@ -438,7 +425,7 @@ $st2 = shard_stats($node, $shard);
 is($st2->{refusals} - $st->{refusals}, 1, 'c: snowflake_stats.refusals increased by one');
 
 set_clock_ms($node, 0);
-($ret, $out, $err) = timed_psql('INSERT INTO t (payload) VALUES (-4) RETURNING id');
+($ret, $out, $err) = timed_psql($node, 'INSERT INTO t (payload) VALUES (-4) RETURNING id', $timeout);
 is($ret, 0, 'c: with the clock restored, generation works again');
 all_above('c: and continues above every earlier ID',
 	"SELECT min(id) FROM t WHERE payload = -4",
@@ -549,7 +536,7 @@ ok( $node->poll_query_until(
 	'e: the terminated backend is gone');
 
 set_clock_ms($node, 0);
-($ret, $out, $err) = timed_psql('INSERT INTO t (payload) VALUES (-5) RETURNING id');
+($ret, $out, $err) = timed_psql($node, 'INSERT INTO t (payload) VALUES (-5) RETURNING id', $timeout);
 is($ret, 0, 'e: with the clock restored, generation works');
 all_above('e: above every earlier ID',
 	"SELECT min(id) FROM t WHERE payload = -5",
@@ -569,7 +556,7 @@ $log_offset = -s $node->logfile;
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
 set_clock_ms($node, -3000);
 ($ret, $out, $err, $elapsed) =
-  timed_psql('INSERT INTO t (payload) VALUES (-7) RETURNING id');
+  timed_psql($node, 'INSERT INTO t (payload) VALUES (-7) RETURNING id', $timeout);
 is($ret, 0, 'f: monotonic faked: the call after a 3 s step succeeds');
 my ($f_w) = (warned_steps($log_offset), 0);
 ok($f_w > 1000 && $f_w <= 3001 && $elapsed >= ($f_w - 1000) / 1000,
@@ -583,8 +570,8 @@ set_clock_ms($node, 0);
 clock_settings($node, 1000, 1000, 1);
 $node->safe_psql('postgres', 'INSERT INTO t (payload) VALUES (-6)');
 set_clock_ms($node, -30000);
-($ret, $out, $err, $elapsed) = timed_psql(
-	"\\set VERBOSITY verbose\nINSERT INTO t (payload) VALUES (-8) RETURNING id");
+($ret, $out, $err, $elapsed) = timed_psql($node,
+	"\\set VERBOSITY verbose\nINSERT INTO t (payload) VALUES (-8) RETURNING id", $timeout);
 isnt($ret, 0, 'f: monotonic faked: the call after a 30 s step fails');
 like($err, qr/ERROR:  58000: could not generate a snowflake ID/,
 	'f: monotonic faked: with SQLSTATE 58000');
@@ -648,8 +635,8 @@ else
 }
 set_clock_ms($node, 0);
 
-($ret, $out, $err) = timed_psql(
-	'INSERT INTO t (payload) SELECT -9 FROM generate_series(1, 1000) RETURNING id');
+($ret, $out, $err) = timed_psql($node,
+	'INSERT INTO t (payload) SELECT -9 FROM generate_series(1, 1000) RETURNING id', $timeout);
 is($ret, 0, 'f: monotonic faked: generation works with the clock restored');
 all_above('f: monotonic faked: above every earlier ID',
 	"SELECT min(id) FROM t WHERE payload = -9",

@@ -52,13 +52,10 @@ plan skip_all => "libfaketime is not installed ($libfaketime)"
 my $shard   = 9;
 my $timeout = 180;
 
-my $node = PostgreSQL::Test::Cluster->new('restart_clock');
-$node->init;
 # restart_after_crash: the backend-kill case needs the postmaster to
 # reinitialise instead of shutting down (the framework turns it off).
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+my $node = node(
+	'restart_clock', conf => qq{
 snowflake.shard_id = $shard
 restart_after_crash = on
 max_connections = 30
@@ -83,15 +80,6 @@ sub read_mark
 	my $text = slurp_file($f);
 	my ($mark) = $text =~ /^mark_unix_ms (\d+)$/m;
 	return ($text, $mark);
-}
-
-# Runs $sql in a new psql session; returns (exit code, stdout, stderr, seconds).
-sub timed_psql
-{
-	my ($sql) = @_;
-	my $t0 = time;
-	my ($ret, $out, $err) = $node->psql('postgres', $sql, timeout => $timeout);
-	return ($ret, $out, $err, time - $t0);
 }
 
 # A call that succeeds has waited less than snowflake.max_clock_wait (else it
@@ -168,7 +156,6 @@ sub start_pgbench
 
 set_clock_ms($node, 0);
 clock_settings($node, 1000, 5000, 0);
-use_generator($node);
 start_faked($node);
 check_generator($node);
 
@@ -237,7 +224,7 @@ set_clock_ms($node, -4000);
 start_faked($node);
 my $gap = time - $t_phase1;
 my ($ret, $out, $err, $elapsed) =
-  timed_psql('INSERT INTO ids (phase) VALUES (2) RETURNING id');
+  timed_psql($node, 'INSERT INTO ids (phase) VALUES (2) RETURNING id', $timeout);
 is($ret, 0, 'a: the first call after the restart succeeds');
 check_above('a', 2, $max1);
 is( $node->safe_psql('postgres',
@@ -293,8 +280,8 @@ ok( $node->log_contains(
 my $committed_max = max_id('true');
 ok($node->safe_psql('postgres', 'SELECT count(*) > 2000 FROM ids WHERE phase = 3') eq 't',
 	'b: pgbench rows were committed before the crash');
-($ret, $out, $err, $elapsed) = timed_psql(
-	'INSERT INTO ids (phase) SELECT 4 FROM generate_series(1, 5000)');
+($ret, $out, $err, $elapsed) = timed_psql($node,
+	'INSERT INTO ids (phase) SELECT 4 FROM generate_series(1, 5000)', $timeout);
 is($ret, 0, 'b: generation after the crash succeeds');
 ok($elapsed < $hang_s,
 	sprintf('b: the first calls returned within max_clock_wait (%.2f s)', $elapsed));
@@ -318,8 +305,8 @@ clock_settings($node, 1000, 2000, 0);
 set_clock_ms($node, -60000);
 start_faked($node);
 
-($ret, $out, $err, $elapsed) = timed_psql(
-	"\\set VERBOSITY verbose\nINSERT INTO ids (phase) VALUES (6) RETURNING id");
+($ret, $out, $err, $elapsed) = timed_psql($node,
+	"\\set VERBOSITY verbose\nINSERT INTO ids (phase) VALUES (6) RETURNING id", $timeout);
 isnt($ret, 0, 'c: the first call after a restart 60 s in the past fails');
 like(
 	$err,
@@ -335,7 +322,7 @@ like(
 ok($elapsed >= 2.0 && $elapsed < $hang_s,
 	sprintf('c: it failed after waiting max_clock_wait (%.2f s)', $elapsed));
 
-($ret, $out, $err) = timed_psql('SELECT snowflake_nextval()');
+($ret, $out, $err) = timed_psql($node, 'SELECT snowflake_nextval()', $timeout);
 isnt($ret, 0, 'c: a second call fails too');
 like($err, qr/could not generate a snowflake ID/, 'c: with the same error');
 
@@ -351,8 +338,8 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM ids WHERE phase = 6'),
 	0, 'c: no row was inserted');
 
 set_clock_ms($node, 0);
-($ret, $out, $err, $elapsed) = timed_psql(
-	'INSERT INTO ids (phase) SELECT 6 FROM generate_series(1, 1000)');
+($ret, $out, $err, $elapsed) = timed_psql($node,
+	'INSERT INTO ids (phase) SELECT 6 FROM generate_series(1, 1000)', $timeout);
 is($ret, 0, 'c: with the clock restored, generation works');
 check_above('c: after restoring the clock', 6, $old_max);
 check_increasing('c', 6);
@@ -367,30 +354,6 @@ is( $node->safe_psql('postgres',
 ###########################################################################
 
 clock_settings($node, 1000, 5000, 1);
-
-sub postmaster_pid
-{
-	my ($first) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
-	return $first;
-}
-
-# After a backend was killed: waits until the postmaster has reinitialised
-# and accepts connections again.
-sub wait_after_backend_kill
-{
-	my ($offset) = @_;
-	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
-	foreach my $attempt (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
-	{
-		my ($o, $e) = ('', '');
-		IPC::Run::run(
-			[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT 1' ],
-			'>', \$o, '2>', \$e);
-		return 1 if $? == 0 && $o eq "1\n";
-		usleep(100_000);
-	}
-	return 0;
-}
 
 my ($v_in, $v_out, $v_err) = ('', '', '');
 my $victim = IPC::Run::start(
@@ -421,12 +384,12 @@ my $victim_pid = $node->safe_psql('postgres',
 
 set_clock_ms($node, -2000);
 sleep(0.3);
-my $pm_pid = postmaster_pid();
+my $pm_pid = postmaster_pid($node);
 $log_offset = -s $node->logfile;
 is(kill('KILL', $victim_pid), 1, 'd: sent SIGKILL to the generating backend');
 $victim->finish;
-ok(wait_after_backend_kill($log_offset), 'd: the server accepts connections again');
-is(postmaster_pid(), $pm_pid, 'd: same postmaster (shared memory reinitialised)');
+ok(wait_after_backend_kill($node, $log_offset), 'd: the server accepts connections again');
+is(postmaster_pid($node), $pm_pid, 'd: same postmaster (shared memory reinitialised)');
 # PostgreSQL 18 names the backend type instead of "server process"
 ok( $node->log_contains(
 		qr/(?:server process|client backend) \(PID $victim_pid\) was terminated by signal 9/,
@@ -436,8 +399,8 @@ ok( $node->log_contains(
 is($node->safe_psql('postgres', 'SELECT count(*) FROM ids WHERE phase = 8'),
 	0, 'd: the killed transaction left no rows');
 $committed_max = max_id('true');
-($ret, $out, $err, $elapsed) = timed_psql(
-	'INSERT INTO ids (phase) SELECT 9 FROM generate_series(1, 5000)');
+($ret, $out, $err, $elapsed) = timed_psql($node,
+	'INSERT INTO ids (phase) SELECT 9 FROM generate_series(1, 5000)', $timeout);
 is($ret, 0, 'd: generation after the reinitialisation succeeds');
 ok($elapsed < $hang_s,
 	sprintf('d: the first calls returned within max_clock_wait (%.2f s)', $elapsed));
@@ -457,8 +420,8 @@ my $max10 = max_id('true');
 $node->stop('fast');
 set_clock_ms($node, -3000);
 start_faked($node, fake_monotonic => 1);
-($ret, $out, $err, $elapsed) = timed_psql(
-	'INSERT INTO ids (phase) SELECT 11 FROM generate_series(1, 1000)');
+($ret, $out, $err, $elapsed) = timed_psql($node,
+	'INSERT INTO ids (phase) SELECT 11 FROM generate_series(1, 1000)', $timeout);
 is($ret, 0, 'e: monotonic faked: generation after a clean restart 3 s back works');
 ok($elapsed < $hang_s,
 	sprintf('e: monotonic faked: within max_clock_wait (%.2f s)', $elapsed));
@@ -491,8 +454,8 @@ my $max12 = max_id('true');
 $node->stop('immediate');
 set_clock_ms($node, -3000);
 start_faked($node, fake_monotonic => 1);
-($ret, $out, $err, $elapsed) = timed_psql(
-	'INSERT INTO ids (phase) SELECT 14 FROM generate_series(1, 1000)');
+($ret, $out, $err, $elapsed) = timed_psql($node,
+	'INSERT INTO ids (phase) SELECT 14 FROM generate_series(1, 1000)', $timeout);
 is($ret, 0, 'e: monotonic faked: generation after a crash, clock 3 s back, works');
 ok($elapsed < $hang_s,
 	sprintf('e: monotonic faked: within max_clock_wait (%.2f s)', $elapsed));

@@ -46,18 +46,13 @@ END $$;
 #     (snowflake.shard_ids), 64 IDs per millisecond per shard.
 ###########################################################################
 
-my $node = PostgreSQL::Test::Cluster->new('shards');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'snowflake'
+my $node = node(
+	'shards', start => 1, conf => q{
 snowflake.shard_id = 0
 snowflake.shard_ids = '1-8'
 snowflake.sequence_bits = 6
 max_connections = 40
 });
-use_generator($node);
-$node->start;
 check_generator($node);
 
 $node->safe_psql(
@@ -372,17 +367,12 @@ $hammer->quit;
 #     can generate for.
 ###########################################################################
 
-my $capped = PostgreSQL::Test::Cluster->new('capped');
-$capped->init;
-$capped->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'snowflake'
+my $capped = node(
+	'capped', start => 1, conf => q{
 snowflake.shard_id = 0
 snowflake.shard_ids = '0-10'
 snowflake.max_shards = 3
 });
-use_generator($capped);
-$capped->start;
 check_generator($capped);
 $capped->safe_psql('postgres', "CREATE EXTENSION snowflake;\n$try_sql");
 

@@ -29,6 +29,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
+
 # ID timestamps may run ahead of the wall clock by at most this (every server
 # sets it explicitly), and created_at (clock_timestamp() in the same INSERT)
 # is read a moment after the ID was generated: allow this much for that.
@@ -48,25 +52,16 @@ my $table_with_default = q{
 sub new_server
 {
 	my ($name, $shard, $shard_ids) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => 'logical');
-	$node->append_conf(
-		'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+	return node(
+		$name,
+		allows_streaming => 'logical',
+		conf             => qq{
 snowflake.shard_id = $shard
 snowflake.shard_ids = '$shard_ids'
 snowflake.max_clock_lead = '${lead_ms}ms'
 max_connections = 30
 shared_buffers = 16MB
 });
-	return $node;
-}
-
-# A connection string for a subscription (no quotes inside).
-sub connstr_of
-{
-	my ($node) = @_;
-	return 'port=' . $node->port . ' host=' . $node->host . ' dbname=postgres';
 }
 
 ###########################################################################

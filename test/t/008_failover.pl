@@ -55,20 +55,18 @@ my $timeout = 180;
 sub make_primary
 {
 	my ($name) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => 1);
-	$node->append_conf(
-		'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+	# libfaketime goes into this postmaster (and so into its children) only:
+	# psql, pgbench and the standbys keep the real clock.
+	return node(
+		$name,
+		allows_streaming => 1,
+		clock_ms         => $ahead_s * 1000,
+		start            => 1,
+		conf             => qq{
 snowflake.shard_id = $shard
 max_connections = 20
 log_statement = none
 });
-	# libfaketime goes into this postmaster (and so into its children) only:
-	# psql, pgbench and the standbys keep the real clock.
-	set_clock_ms($node, $ahead_s * 1000);
-	start_faked($node);
-	return $node;
 }
 
 # A streaming standby from a new backup of $primary.  It inherits the
@@ -78,10 +76,9 @@ sub make_standby
 {
 	my ($primary, $name, $extra_conf, %start_opts) = @_;
 	$primary->backup("${name}_backup");
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init_from_backup($primary, "${name}_backup", has_streaming => 1);
-	$node->append_conf('postgresql.conf',
-		"snowflake.max_clock_wait = '" . ($ahead_s + 60) . "s'\nlog_statement = none\n"
+	my $node = node($name,
+		standby => [ $primary, "${name}_backup" ],
+		conf    => "snowflake.max_clock_wait = '" . ($ahead_s + 60) . "s'\nlog_statement = none\n"
 		  . ($extra_conf // ''));
 	my $started = $node->start(%start_opts);
 	return ($node, $started);
@@ -175,16 +172,6 @@ sub check_refuses_in_recovery
 	return;
 }
 
-# The durable mark recorded in a data directory (Unix ms), or undef.
-sub recorded_mark_ms
-{
-	my ($node) = @_;
-	my $file = $node->data_dir . '/pg_snowflake/mark';
-	return undef unless -f $file;
-	my ($ms) = slurp_file($file) =~ /^mark_unix_ms (-?\d+)$/m;
-	return $ms;
-}
-
 # Everything the standby holds, then promotion, then new IDs of every kind
 # above everything it held.  Rows the promoted node inserts have payload < 0.
 sub promote_and_check
@@ -198,7 +185,7 @@ sub promote_and_check
 	ok($count > 0, "$what: the standby received rows ($count)");
 
 	# Replay raised the standby's own durable mark above every received ID.
-	my $mark = recorded_mark_ms($standby);
+	my $mark = mark_ms($standby);
 	my $max_ms = $standby->safe_psql('postgres',
 		"SELECT (extract(epoch FROM snowflake_timestamp($received_max)) * 1000)::bigint");
 	ok(defined $mark && $mark >= $max_ms,

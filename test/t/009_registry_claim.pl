@@ -188,10 +188,7 @@ $b3->stop;
 # (e) bad settings
 ###########################################################################
 
-my $e = PostgreSQL::Test::Cluster->new('e');
-$e->init;
-$e->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\ninclude_if_exists = 'case.conf'\n");
+my $e = node('e', conf => "include_if_exists = 'case.conf'\n");
 my @bad = (
 	# never the value of snowflake.registry: it may hold a password
 	[ "snowflake.registry = 'etcd1:2379'", qr/invalid value for parameter "snowflake\.registry"$/m,

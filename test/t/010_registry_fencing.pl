@@ -23,6 +23,7 @@ use Time::HiRes qw(time sleep);
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use EtcdCluster;
 use RegistryTest;
 
@@ -175,9 +176,7 @@ wait_generating($p);
 my $p_shard = held_shard($p);
 $p->safe_psql('postgres', 'INSERT INTO t (c) SELECT 1 FROM generate_series(1, 1000)');
 $p->backup('b');
-my $s = PostgreSQL::Test::Cluster->new('s');
-$s->init_from_backup($p, 'b', has_streaming => 1);
-$s->start;
+my $s = node('s', standby => [ $p, 'b' ], start => 1);
 $p->safe_psql('postgres', 'INSERT INTO t (c) SELECT 2 FROM generate_series(1, 1000)');
 $p->wait_for_catchup($s);
 is($s->safe_psql('postgres', 'SELECT state, shard_id IS NULL, generating FROM snowflake_registry'),

@@ -18,6 +18,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use EtcdCluster;
 use RegistryTest;
 
@@ -30,12 +31,8 @@ ok(defined $query, 'docs/operations.md has the marked node check');
 $query //= 'SELECT 1';
 
 my $etcd = EtcdCluster->new(1);
-my $preload = "shared_preload_libraries = 'snowflake'\n";
 
-my $coord = PostgreSQL::Test::Cluster->new('coordinator');
-$coord->init;
-$coord->append_conf('postgresql.conf', $preload . "snowflake.shard_id = 0\n");
-$coord->start;
+my $coord = node('coordinator', conf => "snowflake.shard_id = 0\n", start => 1);
 
 my %conf = (
 	fixed    => "snowflake.shard_id = 1\n",
@@ -54,9 +51,7 @@ foreach my $name (qw(fixed registry same unset))
 	}
 	else
 	{
-		$n = PostgreSQL::Test::Cluster->new($name);
-		$n->init;
-		$n->append_conf('postgresql.conf', $preload . $conf{$name});
+		$n = node($name, conf => $conf{$name});
 	}
 	$n->start;
 	$n->safe_psql('postgres', 'CREATE EXTENSION snowflake');

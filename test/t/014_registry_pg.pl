@@ -33,12 +33,11 @@ use Time::HiRes qw(time sleep);
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use RegistryTest;
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init(allows_streaming => 1);
-$reg->append_conf('postgresql.conf', "max_connections = 40\n");
-$reg->start;
+my $reg = node('registry', preload => 0, allows_streaming => 1,
+	conf => "max_connections = 40\n", start => 1);
 
 sub rq
 {
@@ -266,9 +265,7 @@ wait_generating($p, 'p (h4)');
 my $p_shard = held_shard($p);
 $p->safe_psql('postgres', 'INSERT INTO t (c) SELECT 1 FROM generate_series(1, 1000)');
 $p->backup('b');
-my $s = PostgreSQL::Test::Cluster->new('s');
-$s->init_from_backup($p, 'b', has_streaming => 1);
-$s->start;
+my $s = node('s', standby => [ $p, 'b' ], start => 1);
 $p->wait_for_catchup($s);
 is($s->safe_psql('postgres', 'SELECT state, shard_id IS NULL, generating FROM snowflake_registry'),
 	'off|t|f', 'the standby holds no shard');
@@ -294,9 +291,7 @@ $p->stop;
 ###########################################################################
 
 $reg->backup('regb');
-my $reg2 = PostgreSQL::Test::Cluster->new('registry2');
-$reg2->init_from_backup($reg, 'regb', has_streaming => 1);
-$reg2->start;
+my $reg2 = node('registry2', standby => [ $reg, 'regb' ], start => 1);
 my $ha = $h[0];
 reconfigure($ha, undef,
 	endpoints => 'host=' . $reg->host . ',' . $reg2->host . ' port=' . $reg->port . ',' . $reg2->port

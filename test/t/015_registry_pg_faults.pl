@@ -29,6 +29,7 @@ use Time::HiRes qw(time sleep);
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use RegistryTest;
 
 my $sharedir = `pg_config --sharedir`;
@@ -36,10 +37,7 @@ chomp $sharedir;
 my $script = "$sharedir/extension/snowflake_registry.sql";
 ok(-f $script, "the schema script is installed: $script");
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->append_conf('postgresql.conf', "listen_addresses = '127.0.0.1'\n");
-$reg->start;
+my $reg = node('registry', preload => 0, conf => "listen_addresses = '127.0.0.1'\n", start => 1);
 $reg->safe_psql('postgres', 'CREATE DATABASE registry');
 
 my $x = registry_node('x', $reg, prefix => '/faults', lease => 3);

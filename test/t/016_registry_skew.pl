@@ -43,9 +43,7 @@ sub wait_log
 # (a) PostgreSQL registry
 ###########################################################################
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
+my $reg = node('registry', preload => 0, start => 1);
 $reg->safe_psql('postgres', 'CREATE DATABASE registry');
 
 # Does libfaketime reach a background worker here?  Bookworm's libfaketime

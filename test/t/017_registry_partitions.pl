@@ -28,6 +28,7 @@ use Time::HiRes qw(time sleep);
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use EtcdCluster;
 use NetNs;
 use RegistryTest;
@@ -143,9 +144,7 @@ sub partition_case
 
 {
 	my $ns = NetNs->new;
-	my $reg = PostgreSQL::Test::Cluster->new('registry');
-	$reg->init;
-	$reg->append_conf('postgresql.conf', "listen_addresses = '" . $ns->outer . "'\n");
+	my $reg = node('registry', preload => 0, conf => "listen_addresses = '" . $ns->outer . "'\n");
 	$reg->append_conf('pg_hba.conf', "host all all 198.18.0.0/16 trust\n");
 	$reg->start;
 	$reg->safe_psql('postgres', 'CREATE DATABASE registry');

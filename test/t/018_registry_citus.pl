@@ -22,6 +22,7 @@ use Test::More;
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use RegistryTest;
 
 my $doc = slurp_file("$FindBin::RealBin/../../docs/operations.md");
@@ -32,7 +33,7 @@ ok(defined $recipe, 'docs/operations.md has the marked registry settings for Cit
 
 # Every node's settings, the coordinator's included: the guide's snowflake.*
 # lines, with this coordinator's address and database (and a short lease).
-my $coord = PostgreSQL::Test::Cluster->new('coordinator');
+my $coord = node('coordinator', conf => "max_connections = 40\ninclude 'registry.conf'\n");
 sub guide_settings
 {
 	my ($node) = @_;
@@ -47,9 +48,6 @@ sub guide_settings
 }
 
 # the coordinator takes its own shard from its own database
-$coord->init;
-$coord->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nmax_connections = 40\ninclude 'registry.conf'\n");
 guide_settings($coord);
 $coord->start;
 $coord->safe_psql('postgres', 'CREATE EXTENSION snowflake');

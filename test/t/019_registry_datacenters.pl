@@ -22,12 +22,11 @@ use Test::More;
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use EtcdCluster;
 use RegistryTest;
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
+my $reg = node('registry', preload => 0, start => 1);
 $reg->safe_psql('postgres', 'CREATE DATABASE registry');
 
 my %dc = (a => 1, b => 1, c => 2);

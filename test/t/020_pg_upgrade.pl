@@ -30,14 +30,9 @@ plan skip_all => "libfaketime is not installed ($libfaketime)"
 
 # A lead of 90 s lets the new cluster continue above the old IDs at once
 # instead of waiting a minute for its clock to catch up with them.
-my $conf = "shared_preload_libraries = 'snowflake'\nsnowflake.shard_id = 4\n"
-  . "snowflake.max_clock_lead = '90s'\n";
+my $conf = "snowflake.shard_id = 4\nsnowflake.max_clock_lead = '90s'\n";
 
-my $old = PostgreSQL::Test::Cluster->new('old');
-$old->init;
-$old->append_conf('postgresql.conf', $conf);
-set_clock_ms($old, 60_000);
-start_faked($old);
+my $old = node('old', conf => $conf, clock_ms => 60_000, start => 1);
 $old->safe_psql('postgres', q{
 	CREATE EXTENSION snowflake;
 	CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int);
@@ -63,9 +58,7 @@ my $bindir = $old->config_data('--bindir');
 sub upgrade
 {
 	my ($name, $mode) = @_;
-	my $new = PostgreSQL::Test::Cluster->new($name);
-	$new->init;
-	$new->append_conf('postgresql.conf', $conf);
+	my $new = node($name, conf => $conf);
 	chdir ${PostgreSQL::Test::Utils::tmp_check};
 	command_ok(
 		[

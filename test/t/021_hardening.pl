@@ -35,18 +35,6 @@ use SnowflakeTest;
 use Time::HiRes qw(time sleep);
 use Time::Local qw(timegm);
 
-my $preload = "shared_preload_libraries = 'snowflake'\n";
-
-# The durable mark on disk, in Unix ms (undef when there is none).
-sub mark_ms
-{
-	my ($node) = @_;
-	my $file = $node->data_dir . '/pg_snowflake/mark';
-	return undef unless -f $file;
-	my ($ms) = slurp_file($file) =~ /^mark_unix_ms (\d+)$/m;
-	return $ms;
-}
-
 # Waits until a query returns the expected value; false on timeout.
 sub wait_for
 {
@@ -66,10 +54,7 @@ sub wait_for
 # (a) a batch in a cursor re-checks its right to the shard at every run
 ###########################################################################
 
-my $node = PostgreSQL::Test::Cluster->new('hardening');
-$node->init;
-$node->append_conf('postgresql.conf',
-	$preload . "snowflake.shard_id = 5\ninclude_if_exists = 'shards.conf'\n");
+my $node = node('hardening', conf => "snowflake.shard_id = 5\ninclude_if_exists = 'shards.conf'\n");
 my $shards_conf = $node->data_dir . '/shards.conf';
 append_to_file($shards_conf, "snowflake.shard_ids = '1-3'\n");
 $node->start;
@@ -118,12 +103,8 @@ $node->reload;
 # (c) 62 timestamp bits: decoded times within timestamptz, or 22008
 ###########################################################################
 
-my $wide = PostgreSQL::Test::Cluster->new('wide');
-$wide->init;
-$wide->append_conf('postgresql.conf',
-	$preload . "snowflake.shard_id = 0\nsnowflake.shard_bits = 0\nsnowflake.sequence_bits = 1\n");
-$wide->start;
-$wide->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $wide = node('wide', extension => 1,
+	conf => "snowflake.shard_id = 0\nsnowflake.shard_bits = 0\nsnowflake.sequence_bits = 1\n");
 is( $wide->safe_psql(
 		'postgres', q{
 	SELECT timestamp_bits, last_timestamp > epoch,
@@ -216,10 +197,7 @@ $node->stop;
 # (e) group access: the cluster's modes
 ###########################################################################
 
-my $group = PostgreSQL::Test::Cluster->new('group');
-$group->init(extra => ['-g']);
-$group->append_conf('postgresql.conf', $preload . "snowflake.shard_id = 1\n");
-$group->start;
+my $group = node('group', extra => ['-g'], conf => "snowflake.shard_id = 1\n", start => 1);
 $group->safe_psql('postgres',
 	'CREATE EXTENSION snowflake; SELECT snowflake_nextval()');
 my $dir = $group->data_dir . '/pg_snowflake';
@@ -282,10 +260,7 @@ C
 	system("cc -shared -fPIC -O1 -o $shim $tmp/failfsync.c -ldl") == 0
 	  or skip 'could not build the fsync shim', 5;
 
-	my $fs = PostgreSQL::Test::Cluster->new('fsync');
-	$fs->init;
-	$fs->append_conf('postgresql.conf',
-		$preload . "snowflake.shard_id = 2\nrestart_after_crash = on\n");
+	my $fs = node('fsync', conf => "snowflake.shard_id = 2\nrestart_after_crash = on\n");
 	my $trigger = "$tmp/fail-now";
 	{
 		local $ENV{LD_PRELOAD}    = $shim;
@@ -341,12 +316,9 @@ C
 SKIP:
 {
 	skip "libfaketime is not installed ($libfaketime)", 6 unless -f $libfaketime;
-	my $early = PostgreSQL::Test::Cluster->new('early');
-	$early->init;
-	$early->append_conf('postgresql.conf', $preload . "snowflake.shard_id = 3\n");
 	# 2023-12-01, a month before the default epoch
 	my $back_ms = int(time * 1000) - timegm(0, 0, 0, 1, 11, 2023) * 1000;
-	set_clock_ms($early, -$back_ms);
+	my $early = node('early', conf => "snowflake.shard_id = 3\n", clock_ms => -$back_ms);
 	$offset = 0;
 	start_faked($early);
 	ok(1, 'clock before the epoch: the server starts');
@@ -378,15 +350,10 @@ SKIP:
 # (h) a standby that cannot write pg_snowflake/ stops replaying
 ###########################################################################
 
-my $primary = PostgreSQL::Test::Cluster->new('wal_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', $preload . "snowflake.shard_id = 9\n");
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $primary = node('wal_primary', allows_streaming => 1, conf => "snowflake.shard_id = 9\n",
+	extension => 1);
 $primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('wal_standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->start;
+my $standby = node('wal_standby', standby => [ $primary, 'b' ], start => 1);
 $primary->wait_for_catchup($standby);
 my $sdir = $standby->data_dir . '/pg_snowflake';
 mkdir $sdir;

@@ -16,25 +16,20 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $preload = "shared_preload_libraries = 'snowflake'\n";
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', $preload . "snowflake.shard_id = 1\n");
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $primary = node('primary', allows_streaming => 1, conf => "snowflake.shard_id = 1\n",
+	extension => 1);
 $primary->backup('before_first_id');
 ok(!-e $primary->data_dir . '/pg_snowflake/layout',
 	'the backup is taken before the first ID: no layout recorded yet');
 
-my $same = PostgreSQL::Test::Cluster->new('same');
-$same->init_from_backup($primary, 'before_first_id', has_streaming => 1);
-$same->start;
+my $same = node('same', standby => [ $primary, 'before_first_id' ], start => 1);
 
-my $other = PostgreSQL::Test::Cluster->new('other');
-$other->init_from_backup($primary, 'before_first_id', has_streaming => 1);
-$other->append_conf('postgresql.conf', "snowflake.sequence_bits = 14\n");
-$other->start;
+my $other = node('other', standby => [ $primary, 'before_first_id' ],
+	conf => "snowflake.sequence_bits = 14\n", start => 1);
 
 $primary->safe_psql('postgres',
 	'CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int);'

@@ -38,11 +38,11 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('privileges');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nsnowflake.shard_id = 3\n");
-$node->start;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
+
+my $node = node('privileges', conf => "snowflake.shard_id = 3\n", start => 1);
 
 # mallory and her trap; the trap's log is a table everyone may write to
 $node->safe_psql('postgres', q{

@@ -22,7 +22,6 @@ use lib "$FindBin::RealBin/../perl";
 use SnowflakeTest;
 use Time::HiRes qw(time sleep);
 
-my $preload = "shared_preload_libraries = 'snowflake'\n";
 
 sub write_mark
 {
@@ -38,11 +37,7 @@ sub write_mark
 # (a) a damaged mark refuses generation, not decoding
 ###########################################################################
 
-my $node = PostgreSQL::Test::Cluster->new('state');
-$node->init;
-$node->append_conf('postgresql.conf', $preload . "snowflake.shard_id = 7\n");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $node = node('state', conf => "snowflake.shard_id = 7\n", extension => 1);
 my $id = $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
 $node->stop;
 
@@ -94,10 +89,7 @@ unlink $mark_file;
 # (c) nonsense in a reloadable setting at start stops the server
 ###########################################################################
 
-my $bad = PostgreSQL::Test::Cluster->new('bad_settings');
-$bad->init;
-$bad->append_conf('postgresql.conf',
-	$preload . "snowflake.shard_id = 1\ninclude_if_exists = 'bad.conf'\n");
+my $bad = node('bad_settings', conf => "snowflake.shard_id = 1\ninclude_if_exists = 'bad.conf'\n");
 foreach my $case (
 	[ 'snowflake.max_clock_lead', "'2h'" ],
 	[ 'snowflake.max_clock_wait', "'-5s'" ],
@@ -122,15 +114,11 @@ $bad->stop;
 ###########################################################################
 
 {
-	my $early = PostgreSQL::Test::Cluster->new('early');
-	$early->init;
 	# the epoch a day ahead of the clock
 	my @t = gmtime(time + 86400);
 	my $epoch = sprintf('%04d-%02d-%02d', $t[5] + 1900, $t[4] + 1, $t[3]);
-	$early->append_conf('postgresql.conf',
-		$preload . "snowflake.shard_id = 2\nsnowflake.epoch = '$epoch'\n");
-	$early->start;
-	$early->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	my $early = node('early', conf => "snowflake.shard_id = 2\nsnowflake.epoch = '$epoch'\n",
+		extension => 1);
 	($rc, $out, $err) = $early->psql('postgres', 'SELECT snowflake_nextval()');
 	like($err, qr/the clock reads earlier than snowflake.epoch/, 'before the epoch: refused');
 	is($early->safe_psql('postgres', 'SELECT refusals FROM snowflake_stats WHERE shard_id = 2'),
@@ -142,25 +130,16 @@ $bad->stop;
 # (e) standbys refuse their primary's shards
 ###########################################################################
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf',
-	$preload . "snowflake.shard_id = 1\nsnowflake.shard_ids = '10-12'\n");
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $primary = node('primary', allows_streaming => 1, extension => 1,
+	conf => "snowflake.shard_id = 1\nsnowflake.shard_ids = '10-12'\n");
 $primary->safe_psql('postgres', 'SELECT snowflake_nextval()');
 $primary->backup('base');
 
-my $same = PostgreSQL::Test::Cluster->new('standby_same');
-$same->init_from_backup($primary, 'base', has_streaming => 1);
-$same->append_conf('postgresql.conf', "snowflake.allow_on_standby = on\n");
-$same->start;
+my $same = node('standby_same', standby => [ $primary, 'base' ],
+	conf => "snowflake.allow_on_standby = on\n", start => 1);
 
-my $own = PostgreSQL::Test::Cluster->new('standby_own');
-$own->init_from_backup($primary, 'base', has_streaming => 1);
-$own->append_conf('postgresql.conf',
-	"snowflake.allow_on_standby = on\nsnowflake.shard_id = 2\nsnowflake.shard_ids = '11, 20'\n");
-$own->start;
+my $own = node('standby_own', standby => [ $primary, 'base' ], start => 1,
+	conf => "snowflake.allow_on_standby = on\nsnowflake.shard_id = 2\nsnowflake.shard_ids = '11, 20'\n");
 
 # the primary logs its shards at its start and again while WAL is written
 $primary->safe_psql('postgres', 'CREATE TABLE t (id bigint DEFAULT snowflake_nextval())');

@@ -23,10 +23,13 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use IPC::Run;
 
-my $preload = "shared_preload_libraries = 'snowflake'\n";
-my $js_conf = $preload . q{
+my $js_conf = q{
 snowflake.shard_id = 5
 snowflake.shard_ids = '7'
 snowflake.id_bits = 53
@@ -39,11 +42,7 @@ snowflake.sequence_bits = 8
 # (a) the JavaScript preset
 ###########################################################################
 
-my $js = PostgreSQL::Test::Cluster->new('js');
-$js->init(allows_streaming => 1);
-$js->append_conf('postgresql.conf', $js_conf);
-$js->start;
-$js->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $js = node('js', allows_streaming => 1, conf => $js_conf, extension => 1);
 $js->backup('before_first_id');
 
 is($js->safe_psql('postgres', q{
@@ -150,9 +149,7 @@ ok($after > $max_before, 'after a crash the first ID is above every earlier one'
 
 like(slurp_file($js->data_dir . '/pg_snowflake/layout'),
 	qr/id_bits 53\nunit_ms 10\n/, 'pg_snowflake/layout records the width and the unit');
-my $standby = PostgreSQL::Test::Cluster->new('js_standby');
-$standby->init_from_backup($js, 'before_first_id', has_streaming => 1);
-$standby->start;
+my $standby = node('js_standby', standby => [ $js, 'before_first_id' ], start => 1);
 $js->safe_psql('postgres', 'INSERT INTO t (kind) VALUES (\'for the standby\')');
 $js->wait_for_catchup($standby);
 like(slurp_file($standby->data_dir . '/pg_snowflake/layout'),
@@ -175,10 +172,7 @@ $js->stop;
 # (c) bad widths and units
 ###########################################################################
 
-my $bad = PostgreSQL::Test::Cluster->new('bad_layout');
-$bad->init;
-$bad->append_conf('postgresql.conf',
-	$preload . "snowflake.shard_id = 1\ninclude_if_exists = 'layout.conf'\n");
+my $bad = node('bad_layout', conf => "snowflake.shard_id = 1\ninclude_if_exists = 'layout.conf'\n");
 foreach my $case (
 	[ "snowflake.time_unit = '3ms'", qr/FATAL:  invalid value for parameter "snowflake.time_unit"/,
 	  'a unit that does not divide a second' ],
@@ -209,15 +203,12 @@ $bad->stop;
 # (d) datacenters
 ###########################################################################
 
-my $dc = PostgreSQL::Test::Cluster->new('dc');
-$dc->init;
-$dc->append_conf('postgresql.conf', $preload . q{
+my $dc = node(
+	'dc', extension => 1, conf => q{
 snowflake.datacenter_bits = 4
 snowflake.datacenter_id = 3
 snowflake.shard_id = 200
 });
-$dc->start;
-$dc->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 my $id = $dc->safe_psql('postgres', 'SELECT snowflake_nextval()');
 is($dc->safe_psql('postgres', qq{
 	SELECT snowflake_shard_id($id), snowflake_datacenter($id), snowflake_worker($id),
@@ -250,10 +241,7 @@ like(slurp_file($dc->logfile), qr/FATAL:  snowflake.shard_id 300 is not in datac
 # (e) sonyflake_v2
 ###########################################################################
 
-my $any = PostgreSQL::Test::Cluster->new('any');
-$any->init;
-$any->start;
-$any->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+my $any = node('any', preload => 0, extension => 1);
 # composed as Sonyflake v2 does: 2025-06-01 12:00:00 UTC, sequence 5, machine 42
 is($any->safe_psql('postgres', q{
 	WITH c(id) AS (SELECT ((((extract(epoch FROM timestamptz '2025-06-01 12:00:00+00') -

@@ -21,19 +21,19 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use Time::HiRes qw(time);
 use IPC::Run;
 
-my $node = PostgreSQL::Test::Cluster->new('backfill');
-$node->init(allows_streaming => 1);
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'snowflake'
+my $node = node('backfill', allows_streaming => 1, start => 1, conf => q{
 snowflake.shard_id = 1
 snowflake.shard_ids = '2-3'
 snowflake.import_shards = '900-902, 950'
 max_connections = 20
 });
-$node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION snowflake;
 	CREATE TABLE history (n int PRIMARY KEY, created_at timestamptz NOT NULL, src int NOT NULL);
@@ -109,27 +109,18 @@ like($arr, qr/^2025-03-01 10:00:00\.001\+00\/0,2025-03-01 10:00:00\.001\+00\/1,2
 # (c) refusals
 ###########################################################################
 
-sub refused
-{
-	my ($sql, $re, $what) = @_;
-	my ($rc, $out, $err) = $node->psql('postgres', $sql,
-		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-	isnt($rc, 0, "$what: refused");
-	like($err, $re, "$what: the error says why");
-	return;
-}
-refused(q{SELECT snowflake_nextval_at('2025-03-01 09:00:00+00', 950)},
+check_refused($node, q{SELECT snowflake_nextval_at('2025-03-01 09:00:00+00', 950)},
 	qr/ERROR:  22023: creation time "2025-03-01 .*" is earlier than the last ID of import shard 950/,
 	'a decreasing time');
-refused(q{SELECT snowflake_nextval_at('2025-03-01 09:00:00+00', 3)},
+check_refused($node, q{SELECT snowflake_nextval_at('2025-03-01 09:00:00+00', 3)},
 	qr/ERROR:  55000: shard 3 is not reserved for imports/, 'a shard not reserved for imports');
-refused(q{SELECT snowflake_nextval(950)},
+check_refused($node, q{SELECT snowflake_nextval(950)},
 	qr/ERROR:  55000: shard 950 is reserved for imports/, 'live generation on an import shard');
-refused(q{SELECT snowflake_nextval_at('2019-01-01 00:00:00+00', 902)},
+check_refused($node, q{SELECT snowflake_nextval_at('2019-01-01 00:00:00+00', 902)},
 	qr/ERROR:  22008: creation time out of range for snowflake IDs/, 'a time before the epoch');
-refused(q{SELECT snowflake_nextval_at(now() + interval '1 hour', 902)},
+check_refused($node, q{SELECT snowflake_nextval_at(now() + interval '1 hour', 902)},
 	qr/ERROR:  22008: creation time ".*" is in the future/, 'a time in the future');
-refused(q{SELECT count(*) FROM snowflake_nextval_at_batch(array_fill(timestamptz '2025-05-05 05:05:05+00', ARRAY[4097]), 902)},
+check_refused($node, q{SELECT count(*) FROM snowflake_nextval_at_batch(array_fill(timestamptz '2025-05-05 05:05:05+00', ARRAY[4097]), 902)},
 	qr/ERROR:  54000: more than 4096 rows with one creation time on import shard 902/,
 	'more rows in one unit than its sequence holds');
 
@@ -138,7 +129,7 @@ $node->safe_psql('postgres', 'SELECT snowflake_nextval(3)');
 $node->append_conf('postgresql.conf', "snowflake.import_shards = '900-902, 950, 3'\n");
 $node->reload;
 $node->poll_query_until('postgres', q{SELECT current_setting('snowflake.import_shards') LIKE '%3'});
-refused(q{SELECT snowflake_nextval_at('2025-03-01 09:00:00+00', 3)},
+check_refused($node, q{SELECT snowflake_nextval_at('2025-03-01 09:00:00+00', 3)},
 	qr/ERROR:  55000: shard 3 generated live IDs since the server started/,
 	'a shard that generated live IDs');
 
@@ -147,9 +138,7 @@ refused(q{SELECT snowflake_nextval_at('2025-03-01 09:00:00+00', 3)},
 ###########################################################################
 
 $node->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('backfill_standby');
-$standby->init_from_backup($node, 'b', has_streaming => 1);
-$standby->start;
+my $standby = node('backfill_standby', standby => [ $node, 'b' ], start => 1);
 
 $node->safe_psql('postgres', q{
 	INSERT INTO items SELECT snowflake_nextval_at(ts, 902), 0, ts, false
@@ -163,7 +152,7 @@ like(slurp_file($standby->data_dir . '/pg_snowflake/imports'), qr/shard 902 rese
 
 $node->stop('immediate');
 $node->start;
-refused(q{SELECT snowflake_nextval_at('2026-01-10 13:00:00+00', 902)},
+check_refused($node, q{SELECT snowflake_nextval_at('2026-01-10 13:00:00+00', 902)},
 	qr/ERROR:  22023: creation time .* is earlier than the last ID of import shard 902/,
 	'after a crash, a time within the reserved day is refused (never a duplicate)');
 my $next = $node->safe_psql('postgres', q{SELECT snowflake_nextval_at('2026-01-11 00:00:00+00', 902)});
@@ -185,13 +174,6 @@ $standby->stop;
 # (e) what a review found: the mark, live calls, the floor, damage, the layout
 ###########################################################################
 
-sub mark_ms
-{
-	my ($n) = @_;
-	my ($ms) = slurp_file($n->data_dir . '/pg_snowflake/mark') =~ /^mark_unix_ms (\d+)$/m;
-	return $ms // 0;
-}
-
 # today's rows reserve up to the end of today; after a restart the import
 # slot stands there, which must not carry the server's mark (and every live
 # shard) hours ahead of the clock
@@ -201,7 +183,7 @@ $node->start;
 ($rc, $out, $err) = $node->psql('postgres', q{SELECT snowflake_nextval_at(clock_timestamp() - interval '1 second', 901)});
 $node->safe_psql('postgres', q{SELECT count(snowflake_nextval()) FROM generate_series(1, 1000)});
 sleep 3;    # the mark worker's turn
-cmp_ok(mark_ms($node), '<', int(time * 1000) + 60_000,
+cmp_ok(mark_ms($node) // 0, '<', int(time * 1000) + 60_000,
 	'an import slot resumed at the end of its reserved day does not carry the mark ahead');
 $node->stop('immediate');
 $node->start;
@@ -214,7 +196,7 @@ $node->safe_psql('postgres', q{SELECT snowflake_nextval_at('2026-01-13 00:00:00+
 $node->append_conf('postgresql.conf', "snowflake.import_shards = '900-901, 950'\nsnowflake.shard_ids = '2-3, 902'\n");
 $node->reload;
 $node->poll_query_until('postgres', q{SELECT current_setting('snowflake.shard_ids') LIKE '%902'});
-refused(q{SELECT snowflake_nextval(902)},
+check_refused($node, q{SELECT snowflake_nextval(902)},
 	qr/ERROR:  55000: shard 902 was used for imports since the server started/,
 	'a live call on a shard imported into since the start');
 $node->append_conf('postgresql.conf', "snowflake.import_shards = '900-902, 950'\nsnowflake.shard_ids = '2-3'\n");
@@ -229,11 +211,11 @@ $node->start;
 $node->safe_psql('postgres', q{SELECT snowflake_raise_floor(clock_timestamp())});
 like(slurp_file($node->data_dir . '/pg_snowflake/imports'), qr/^floor_unix_ms \d+$/m,
 	'snowflake_raise_floor() records the floor for import shards');
-refused(q{SELECT snowflake_nextval_at('2025-01-01 00:00:00+00', 901)},
+check_refused($node, q{SELECT snowflake_nextval_at('2025-01-01 00:00:00+00', 901)},
 	qr/ERROR:  22023: creation time .* is earlier than the last ID of import shard 901/,
 	'an import below the raised floor is refused');
 $node->restart;
-refused(q{SELECT snowflake_nextval_at('2025-01-01 00:00:00+00', 900)},
+check_refused($node, q{SELECT snowflake_nextval_at('2025-01-01 00:00:00+00', 900)},
 	qr/ERROR:  22023: creation time .* is earlier than the last ID of import shard 900/,
 	'after a restart too, on any import shard (its reservation lost with the file)');
 
@@ -241,22 +223,17 @@ refused(q{SELECT snowflake_nextval_at('2025-01-01 00:00:00+00', 900)},
 $node->stop;
 append_to_file($node->data_dir . '/pg_snowflake/imports', "shard 950 reserved_unix_ms 99999999999999999\n");
 $node->start;
-refused(q{SELECT snowflake_nextval_at('2026-02-01 00:00:00+00', 950)},
+check_refused($node, q{SELECT snowflake_nextval_at('2026-02-01 00:00:00+00', 950)},
 	qr/ERROR:  XX001: could not read the snowflake import reservations/,
 	'an impossible reservation is refused as damage, never resumed from');
 $node->stop;
 
 # the first ID, even an imported one, records the layout: a changed layout is
 # then refused as for live IDs
-my $fresh = PostgreSQL::Test::Cluster->new('backfill_fresh');
-$fresh->init;
-$fresh->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'snowflake'
+my $fresh = node('backfill_fresh', extension => 1, conf => q{
 snowflake.shard_id = 1
 snowflake.import_shards = '5'
 });
-$fresh->start;
-$fresh->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 $fresh->safe_psql('postgres', q{SELECT snowflake_nextval_at('2025-01-01 00:00:00+00', 5)});
 ok(-f $fresh->data_dir . '/pg_snowflake/layout', 'an import records the layout');
 $fresh->stop;

@@ -26,17 +26,12 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('history');
-$node->init;
-$node->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'snowflake'
+my $node = node('history', start => 1, conf => q{
 snowflake.shard_id = 1
 snowflake.import_shards = '7-9'
 snowflake.sequence_start = 'zero'
 snowflake.max_clock_lead = '60s'
 });
-use_generator($node);
-$node->start;
 check_generator($node);
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION snowflake;
@@ -91,16 +86,6 @@ sub check_shard
 	return;
 }
 
-sub refused
-{
-	my ($n, $sql, $re, $what) = @_;
-	my ($rc, $out, $err) = $n->psql('postgres', $sql,
-		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
-	isnt($rc, 0, "$what: refused");
-	like($err, $re, "$what: the error says why");
-	return $err;
-}
-
 ###########################################################################
 # (a) and (b): import shards that go live after a crash, and after a restart
 ###########################################################################
@@ -135,7 +120,7 @@ include 'snowflake_clock.conf'
 });
 clock_settings($node, 1000, 2000, 0);
 $node->restart;
-my $err = refused($node, 'SELECT snowflake_nextval()',
+my $err = check_refused($node, 'SELECT snowflake_nextval()',
 	qr/ERROR:  55000: shard 9 cannot generate live IDs before .*\nDETAIL:  It was an import shard/,
 	'live generation on a shard whose imports run ahead of the clock');
 like($err, qr/HINT:  Retry after .*raise snowflake.max_clock_lead/,
@@ -149,24 +134,17 @@ $node->stop;
 # (d) the reverse: a shard that generated live IDs, then listed for imports
 ###########################################################################
 
-my $primary = PostgreSQL::Test::Cluster->new('history_primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', q{
-shared_preload_libraries = 'snowflake'
+my $primary = node('history_primary', allows_streaming => 1, start => 1, conf => q{
 snowflake.shard_id = 5
 snowflake.sequence_start = 'zero'
 });
-use_generator($primary);
-$primary->start;
 $primary->safe_psql('postgres', q{
 	CREATE EXTENSION snowflake;
 	CREATE TABLE ids (id bigint NOT NULL, shard int NOT NULL, live boolean NOT NULL);
 });
 $primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('history_standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "snowflake.shard_id = 6\nsnowflake.import_shards = '5'\n");
-$standby->start;
+my $standby = node('history_standby', standby => [ $primary, 'b' ], start => 1,
+	conf => "snowflake.shard_id = 6\nsnowflake.import_shards = '5'\n");
 
 # live IDs on shard 5, over a few hundred milliseconds
 $primary->safe_psql('postgres', q{
@@ -190,7 +168,7 @@ my $present = q{INSERT INTO ids SELECT snowflake_nextval_at(clock_timestamp(), 5
 $standby->promote;
 $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()');
 $standby->safe_psql('postgres', $older);
-refused($standby, $overlap,
+check_refused($standby, $overlap,
 	qr/ERROR:  55000: shard 5 generated live IDs from .* to .*/,
 	'a promoted standby: imports within the live history of shard 5');
 is($standby->safe_psql('postgres', q{SELECT count(*) FROM ids WHERE NOT live}), '1',
@@ -201,7 +179,7 @@ $primary->append_conf('postgresql.conf', "snowflake.shard_id = 1\nsnowflake.impo
 $primary->stop('immediate');
 $primary->start;
 $primary->safe_psql('postgres', $older);
-refused($primary, $overlap,
+check_refused($primary, $overlap,
 	qr/ERROR:  55000: shard 5 generated live IDs from .* to .*/,
 	'after a crash: imports within the live history of shard 5');
 ok($primary->poll_query_until('postgres', qq{WITH i AS ($present RETURNING 1) SELECT count(*) FROM i}, '1'),

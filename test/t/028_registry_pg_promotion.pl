@@ -29,18 +29,15 @@ use Time::HiRes qw(time sleep);
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
 use RegistryTest;
 
 my $lease = 10;
 
-my $r1 = PostgreSQL::Test::Cluster->new('r1');
-$r1->init(allows_streaming => 1);
-$r1->start;
+my $r1 = node('r1', preload => 0, allows_streaming => 1, start => 1);
 $r1->safe_psql('postgres', 'CREATE DATABASE registry');
 $r1->backup('r1b');
-my $r2 = PostgreSQL::Test::Cluster->new('r2');
-$r2->init_from_backup($r1, 'r1b', has_streaming => 1);
-$r2->start;
+my $r2 = node('r2', standby => [ $r1, 'r1b' ], start => 1);
 
 my $target = 'host=' . $r1->host . ',' . $r2->host . ' port=' . $r1->port . ',' . $r2->port
   . ' dbname=registry target_session_attrs=read-write';

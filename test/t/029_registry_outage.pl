@@ -113,9 +113,7 @@ SKIP:
 	$etcd->stop;
 }
 
-my $reg = PostgreSQL::Test::Cluster->new('registry');
-$reg->init;
-$reg->start;
+my $reg = node('registry', preload => 0, start => 1);
 $reg->safe_psql('postgres', 'CREATE DATABASE registry');
 
 my $p = registry_node('idle_pg', $reg, prefix => '/outage/idle', lease => 5, shard_id => 4);
@@ -159,11 +157,8 @@ SKIP:
 # (c) a refused snowflake.registry never shows its password
 ###########################################################################
 
-my $c = PostgreSQL::Test::Cluster->new('secrets');
-$c->init;
-$c->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nsnowflake.shard_id = 1\n"
-	  . "log_statement = none\nlog_min_messages = info\n");
+my $c = node('secrets',
+	conf => "snowflake.shard_id = 1\nlog_statement = none\nlog_min_messages = info\n");
 my @secrets = (
 	[ 'an etcd URL with user:password@', 'http://snow:Hunter2Etcd@127.0.0.1:2379', 'Hunter2Etcd' ],
 	[ 'a libpq URI with a percent-encoded password keyword',

@@ -20,11 +20,11 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('upgrade');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nsnowflake.shard_id = 7\n");
-$node->start;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
+
+my $node = node('upgrade', conf => "snowflake.shard_id = 7\n", start => 1);
 
 my $default = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'snowflake'");

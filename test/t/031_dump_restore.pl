@@ -35,15 +35,14 @@ use SnowflakeTest;
 plan skip_all => "libfaketime is not installed ($libfaketime)"
   unless -f $libfaketime;
 
-my $origin = PostgreSQL::Test::Cluster->new('origin');
-$origin->init;
-$origin->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+my $origin = node(
+	'origin',
+	clock_ms => 55_000,    # within the target's lead + wait (65 s)
+	start    => 1,
+	conf     => qq{
 snowflake.shard_id = 1
 snowflake.shard_ids = '100-103'
 });
-set_clock_ms($origin, 55_000);    # within the target's lead + wait (65 s)
-start_faked($origin);
 
 $origin->safe_psql('postgres', 'CREATE DATABASE app');
 $origin->safe_psql('app', q{
@@ -145,15 +144,12 @@ ok($ok, 'pg_dump of the database succeeds') or diag($err);
 is($err, '', 'pg_dump prints no warning');
 $origin->stop;
 
-my $target = PostgreSQL::Test::Cluster->new('target');
-$target->init;
-$target->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+my $target = node(
+	'target', start => 1, conf => qq{
 snowflake.shard_id = 2
 snowflake.shard_ids = '100-103'
 snowflake.max_clock_lead = '60s'
 });
-$target->start;
 $target->safe_psql('postgres', 'CREATE DATABASE app');
 
 ($out, $err) = ('', '');

@@ -26,19 +26,18 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
+
 sub new_server
 {
 	my ($name, $shard) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf(
-		'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+	return node(
+		$name, start => 1, conf => qq{
 snowflake.shard_id = $shard
 snowflake.shard_ids = '100'
 });
-	$node->start;
-	return $node;
 }
 
 my $origin = new_server('origin', 1);

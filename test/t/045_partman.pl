@@ -52,15 +52,11 @@ my $day_ms = 86_400_000;
 sub new_node
 {
 	my ($name, $conf) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf(
-		'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+	return node(
+		$name, conf => qq{
 shared_buffers = 16MB
 $conf
 });
-	return $node;
 }
 
 my $node = new_node('partman', 'snowflake.shard_id = 5');

@@ -35,20 +35,23 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
+
 my %shard_of = (node_a => 1, node_b => 2, node_c => 3);
 
 # A primary that preloads snowflake with its own shard and can publish.
 sub new_node
 {
 	my ($name) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => 'logical');
 	# track_commit_timestamp lets PostgreSQL 18 detect and log UPDATE and
 	# DELETE conflicts (update_origin_differs ...); no statement logging,
 	# since the logs are searched for errors
-	$node->append_conf(
-		'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
+	return node(
+		$name,
+		allows_streaming => 'logical',
+		conf             => qq{
 snowflake.shard_id = $shard_of{$name}
 track_commit_timestamp = on
 max_connections = 30
@@ -57,7 +60,6 @@ log_statement = none
 # apply workers restart soon after ALTER SUBSCRIPTION ... ENABLE
 wal_retrieve_retry_interval = 200ms
 });
-	return $node;
 }
 
 my $node_a = new_node('node_a');
@@ -80,12 +82,6 @@ my $schema = q{
 	CREATE TABLE notes (id bigserial PRIMARY KEY, body text);
 	CREATE PUBLICATION pub_all FOR TABLE items, notes;
 };
-
-sub connstr_of
-{
-	my ($node) = @_;
-	return 'port=' . $node->port . ' host=' . $node->host . ' dbname=postgres';
-}
 
 # $to subscribes to $from's changes that originated on $from only.
 sub subscribe

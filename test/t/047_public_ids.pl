@@ -15,17 +15,18 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
+
 # Three keys and a refused one, each a string that must never reach the log.
 my $k1 = '6b31' . ('a1' x 14);
 my $k2 = '6b32' . ('b2' x 30);
 my $k3 = '6b33' . ('c3' x 14);
 my $bad = '6b34' . ('d4' x 14) . 'zz';
 
-my $node = PostgreSQL::Test::Cluster->new('public_ids');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'snowflake'\nsnowflake.shard_id = 7\n"
-	  . "include_if_exists 'public_id_keys.conf'\n");
+my $node = node('public_ids',
+	conf => "snowflake.shard_id = 7\ninclude_if_exists 'public_id_keys.conf'\n");
 my $keys_file = $node->data_dir . '/public_id_keys.conf';
 
 # Writes the keys file (mode 0600, as the README says) and reloads.

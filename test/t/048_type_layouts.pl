@@ -25,6 +25,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use SnowflakeTest;
+
 my %layouts = (
 	'default' => '',
 	'js53_10ms' => "snowflake.id_bits = 53\nsnowflake.time_unit = '10ms'\n"
@@ -37,12 +41,7 @@ my %layouts = (
 
 foreach my $name (sort keys %layouts)
 {
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf('postgresql.conf',
-		"shared_preload_libraries = 'snowflake'\nsnowflake.shard_id = 3\n" . $layouts{$name});
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	my $node = node($name, conf => "snowflake.shard_id = 3\n" . $layouts{$name}, extension => 1);
 	my $unit_ms = $node->safe_psql('postgres', 'SELECT time_unit_ms FROM snowflake_layout()');
 
 	# (a) times around the start of the unit that holds now(), IDs around them
