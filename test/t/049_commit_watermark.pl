@@ -31,18 +31,12 @@ use lib "$FindBin::RealBin/../perl";
 use SnowflakeTest;
 use IPC::Run;
 
-my $node = PostgreSQL::Test::Cluster->new('watermark');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'snowflake'
+my $node = node('watermark', start => 1, conf => q{
 snowflake.import_shards = '9'
 max_prepared_transactions = 5
 restart_after_crash = on
 max_connections = 40
 });
-use_generator($node);
-$node->start;
 check_generator($node);
 $node->safe_psql('postgres', q{
 CREATE EXTENSION snowflake;
