@@ -474,7 +474,7 @@ sf_define_shard_settings(void)
 					  sf_assign_import_shards);
 	sf_define_setting("snowflake.max_shards",
 					  "How many distinct shards this server can generate for between restarts.",
-					  "Sizes the shared memory for per-shard state: 384 bytes a shard.",
+					  "Sizes the shared memory for per-shard state: 640 bytes a shard.",
 					  &sf_max_shards, 1024, 1, 1 << snowflake::kMaxShardBits, PGC_POSTMASTER);
 }
 

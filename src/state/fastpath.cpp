@@ -8,6 +8,7 @@
  *-------------------------------------------------------------------------
  */
 #include "core/atomicgen.hpp"
+#include "state/counters.hpp"
 #include "state/fastpath.hpp"
 
 namespace
@@ -66,6 +67,7 @@ sf_fastpath_init_slot(ShardSlot *slot)
 	/* with a registry, nothing may be reserved before it publishes a mark */
 	pg_atomic_init_u64(&slot->cap, (uint64) (sf_slot_caps ? (int64) -1 : PG_INT64_MAX));
 	pg_atomic_init_u64(&slot->issued, 0);
+	slot->issued_base = 0;
 	pg_atomic_init_u64(&slot->sequence_exhausted, 0);
 }
 
@@ -89,8 +91,8 @@ sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *
 	*now = reading;
 	if (s.step.outcome == snowflake::Outcome::Issued)
 	{
-		pg_atomic_fetch_add_u64(&slot->issued, (uint64) s.step.count);
-		if (s.exhausted)
+		sf_count_issued(slot, (uint64) s.step.count);	/* no locked add (counters.cpp) */
+		if (unlikely(s.exhausted))
 			pg_atomic_fetch_add_u64(&slot->sequence_exhausted, 1);
 	}
 	if (s.step.stepped_back > 0)
@@ -111,20 +113,25 @@ void
 sf_slot_snapshot(ShardSlot *slot, snowflake::GeneratorState *gen, int64 *reserved,
 				 TimestampTz *stats_reset)
 {
+	uint64		issued_base;
+
 	LWLockAcquire(slot->lock, LW_SHARED);
 	*gen = slot->gen;
 	*reserved = sf_reserved(slot);
 	if (stats_reset)
 		*stats_reset = slot->stats_reset;
+	issued_base = slot->issued_base;
 	LWLockRelease(slot->lock);
 
 	if (sf_generator == SF_GENERATOR_ATOMIC)
 	{
 		uint64		word = pg_atomic_read_u64(&slot->state);
+		uint64		issued = sf_issued_total(slot);
 
 		gen->last_offset = snowflake::word_offset(sf_layout, word);
 		gen->last_sequence = snowflake::word_sequence(sf_layout, word);
-		gen->issued = pg_atomic_read_u64(&slot->issued);
+		/* the sum only grows; the reset took it under the lock */
+		gen->issued = issued > issued_base ? issued - issued_base : 0;
 		gen->sequence_exhausted = pg_atomic_read_u64(&slot->sequence_exhausted);
 	}
 }
@@ -233,7 +240,7 @@ sf_slot_import(ShardSlot *slot, int64 at_offset)
 																	 st.last_sequence)))
 				break;
 		}
-		pg_atomic_fetch_add_u64(&slot->issued, 1);
+		sf_count_issued(slot, 1);
 		return step;
 	}
 	return snowflake::next_import(slot->gen, sf_layout, slot->shard_id, at_offset,

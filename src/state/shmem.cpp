@@ -14,6 +14,7 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "state/counters.hpp"
 #include "state/fastpath.hpp"
 #include "state/datadir.hpp"
 
@@ -50,8 +51,9 @@ sf_slots_offset(void)
 Size
 sf_shmem_size(void)
 {
-	/* room to align the slots to a cache line (see sf_slot) */
-	return sf_slots_offset() + PG_CACHE_LINE_SIZE + sizeof(ShardSlot) * (Size) sf_num_slots();
+	/* room to align the slots to a cache line (see sf_slot), then the counters' cells */
+	return sf_slots_offset() + PG_CACHE_LINE_SIZE + sizeof(ShardSlot) * (Size) sf_num_slots() +
+		sf_counters_size();
 }
 
 /* The shard index: slot number + 1 of each shard, 0 when it has none. */
@@ -129,6 +131,8 @@ sf_shmem_init(void)
 		for (int i = 0; i < sf_shared->num_slots; i++)
 			sf_slot(i)->lock = &locks[SF_FIXED_LOCKS + i].lock;
 	}
+	/* the cells of counters.cpp follow the slots (cache-line aligned, as they are) */
+	sf_counters_init(sf_slot(sf_shared->num_slots), found);
 	LWLockRelease(AddinShmemInitLock);
 
 	if (!found)
