@@ -105,9 +105,10 @@ struct Layout
 	 */
 	constexpr int64_t div_unit(int64_t ms) const noexcept
 	{
+		if (unit_ms == 1)
+			return ms;			/* the default, before any table */
 		switch (unit_ms)
 		{
-			case 1: return ms;
 			case 2: return ms / 2;
 			case 4: return ms / 4;
 			case 5: return ms / 5;

@@ -3,57 +3,13 @@
  * fastpath.cpp
  *		The PostgreSQL side of the lock-free generator (snowflake.generator
  *		= 'atomic'): atomicgen.hpp's loops run on a shard slot's
- *		pg_atomic_uint64 words.  The memory-ordering argument is in state.hpp.
+ *		pg_atomic_uint64 words (the step itself, inline, is in fastpath.hpp).
+ *		The memory-ordering argument is in state.hpp.
  *
  *-------------------------------------------------------------------------
  */
-#include "core/atomicgen.hpp"
-#include "state/counters.hpp"
 #include "state/fastpath.hpp"
 
-namespace
-{
-
-/* atomicgen.hpp's operations on one slot, with PostgreSQL's atomics. */
-struct SfSlotOps
-{
-	ShardSlot  *slot;
-
-	uint64_t	load_clock() noexcept
-	{
-		return pg_atomic_read_u64(&slot->clock);
-	}
-	uint64_t	load_state() noexcept
-	{
-		uint64		word = pg_atomic_read_u64(&slot->state);
-
-		/* reserved is read after the word (see atomic_seal) */
-		pg_read_barrier();
-		return word;
-	}
-	int64_t		load_reserved() noexcept
-	{
-		return sf_reserved(slot);
-	}
-	void		store_reserved(int64_t offset) noexcept
-	{
-		sf_set_reserved(slot, offset);
-	}
-	int64_t		now() noexcept
-	{
-		return sf_now_offset();
-	}
-	bool		cas_clock(uint64_t &expected, uint64_t desired) noexcept
-	{
-		return pg_atomic_compare_exchange_u64(&slot->clock, &expected, desired);
-	}
-	bool		cas_state(uint64_t &expected, uint64_t desired) noexcept
-	{
-		return pg_atomic_compare_exchange_u64(&slot->state, &expected, desired);
-	}
-};
-
-}								/* namespace */
 
 /* Sets up a slot's lock-free words from its (resumed) gen, on first use. */
 void
@@ -71,37 +27,13 @@ sf_fastpath_init_slot(ShardSlot *slot)
 	pg_atomic_init_u64(&slot->sequence_exhausted, 0);
 }
 
-/*
- * One lock-free step: issues a run of up to max_count IDs into *step, or
- * says why not (Wait, NeedReservation and the refusals are handled by the
- * caller, as for the LWLock generator).  A millisecond the clock opens starts
- * at start_sequence (snowflake.sequence_start).  Takes the slot's lock only
- * to count a backward clock step.
- */
+/* Counts a backward clock step in the slot's gen (sf_fastpath_step, rarely). */
 void
-sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *step,
-				 int64 start_sequence)
+sf_fastpath_note_step_back(ShardSlot *slot, int64 stepped_back, int64 reading)
 {
-	SfSlotOps	ops = {slot};
-	int64_t		reading;
-	snowflake::AtomicStep s = snowflake::atomic_issue(ops, sf_layout, slot->shard_id,
-													  sf_lead_units(), max_count, &reading,
-													  start_sequence);
-
-	*now = reading;
-	if (s.step.outcome == snowflake::Outcome::Issued)
-	{
-		sf_count_issued(slot, (uint64) s.step.count);	/* no locked add (counters.cpp) */
-		if (unlikely(s.exhausted))
-			pg_atomic_fetch_add_u64(&slot->sequence_exhausted, 1);
-	}
-	if (s.step.stepped_back > 0)
-	{
-		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-		snowflake::note_step_back(slot->gen, s.step.stepped_back, reading);
-		LWLockRelease(slot->lock);
-	}
-	*step = s.step;
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	snowflake::note_step_back(slot->gen, stepped_back, reading);
+	LWLockRelease(slot->lock);
 }
 
 /*

@@ -125,6 +125,7 @@ sf_shmem_init(void)
 		pg_atomic_init_u32(&sf_shared->layout_recorded,
 						   pg_atomic_read_u32(&fresh.layout_recorded));
 		pg_atomic_init_u64(&sf_shared->mark_writes, 0);
+		pg_atomic_init_u64(&sf_shared->ready_generation, 0);
 		pg_atomic_init_u32(&sf_shared->registry_shard, 0);
 		for (int64 i = 0; i < shards; i++)
 			pg_atomic_init_u32(&sf_index()[i], 0);
@@ -296,6 +297,17 @@ sf_slot_available(int64 shard)
 {
 	return pg_atomic_read_u32(&sf_index()[shard]) > 0 ||
 		(int) pg_atomic_read_u32(&sf_shared->used_slots) < sf_shared->num_slots;
+}
+
+/*
+ * Makes every backend's next generating call take all its checks again
+ * (nextval.cpp's ready test), after a change they depend on; a full barrier,
+ * so the change is seen by a call that sees the new generation.
+ */
+void
+sf_invalidate_ready(void)
+{
+	pg_atomic_fetch_add_u64(&sf_shared->ready_generation, 1);
 }
 
 /* Errors out unless the library was preloaded and its recorded layout is sound. */

@@ -84,6 +84,18 @@
  *	  snapshot may miss calls in flight.  A reset records the sum in
  *	  issued_base under the slot lock (it never writes a backend's cell), and
  *	  races with calls in flight the same way.
+ * The ready test (nextval.cpp): a backend remembers the slot of a call that
+ * passed every check, with this backend's settings generation and
+ * ready_generation, both read before the checks; the next call for the same
+ * shard skips the checks while both are unchanged (with a registry, the
+ * grant is still checked on every call).  Whoever changes what the checks
+ * depend on for every backend makes the change, then bumps ready_generation
+ * with a fetch_add (a full barrier): a call that reads the new generation
+ * sees the change, one that read the old generation before its checks saw
+ * the change or records a generation the next call finds outdated.  The
+ * changes: sf_refuse on shared memory (WAL replay), the registry worker's
+ * grant to another shard or none (sf_set_grant: the grant itself is written
+ * first, and every call compares its shard anyway), sf_raise_floor.
  * A slot's shard_id, import_slot, live_from and live_to are written once,
  * before the slot is published, and read without a lock.
  * The shard index entries, layout_recorded, registry_shard (written by the
@@ -239,6 +251,12 @@ typedef struct SnowflakeShared
 	pg_atomic_uint32 layout_recorded;	/* pg_snowflake/layout matches */
 	pg_atomic_uint64 mark_writes;	/* durable mark writes, all */
 
+	/*
+	 * Bumped when something a generating call checks changes for every
+	 * backend (a refusal, the registry's shard, the floor): each backend's
+	 * ready test (nextval.cpp) then checks everything again.
+	 */
+	pg_atomic_uint64 ready_generation;
 
 	/*
 	 * Followed in shared memory by pg_atomic_uint32 index[2^shard_bits]
@@ -272,6 +290,7 @@ ShardSlot  *sf_slot_for_shard(int64 shard, bool logical, int64 start_above);
 ShardSlot  *sf_slot_if_any(int64 shard);
 ShardSlot  *sf_slot_for_import(int64 shard, int64 reserved_offset, int64 live_from);
 bool		sf_slot_available(int64 shard);
+void		sf_invalidate_ready(void);
 
 /*
  * A hook for the registry (set in _PG_init, before shared memory exists):
