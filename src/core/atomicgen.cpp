@@ -25,6 +25,7 @@ advance_word_slow(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 	s.step = next_run(st, l, shard, now, max_lead_ms, reserved_offset, max_count, start_sequence);
 	s.word = pack_state(l, st.last_offset, st.last_sequence);
 	s.exhausted = st.sequence_exhausted != 0;
+	s.drew = true;				/* whatever next_run did: draw again */
 	return s;
 }
 
@@ -36,22 +37,6 @@ note_step_back(GeneratorState &st, int64_t stepped_back, int64_t now) noexcept
 		st.largest_step_back = stepped_back;
 	st.last_step_back = stepped_back;
 	st.last_step_back_at = now;
-}
-
-ClockObservation
-observe_clock(uint64_t clock_word, int64_t now) noexcept
-{
-	ClockObservation o = {false, clock_word, 0};
-	uint64_t	last = clock_word & kClockMask;
-
-	/* readings outside the field (before the epoch) are not recorded */
-	if (now < 0 || (uint64_t) now >= kNoClock || (uint64_t) now == last)
-		return o;
-	o.changed = true;
-	o.word = (((clock_word >> kClockBits) + 1) << kClockBits) | (uint64_t) now;
-	if (last != kNoClock && (int64_t) last > now)
-		o.stepped_back = (int64_t) last - now;
-	return o;
 }
 
 uint64_t

@@ -44,6 +44,17 @@
 
 #include "core/core.hpp"
 
+/*
+ * The step of every generating call is inlined into the glue's caller, so
+ * that its Step and AtomicStep stay in registers, whatever the compiler's
+ * size heuristics say (the unit tests call it the same way).
+ */
+#if defined(__GNUC__)
+#define SF_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define SF_ALWAYS_INLINE inline
+#endif
+
 namespace snowflake
 {
 
@@ -82,6 +93,8 @@ struct AtomicStep
 	Step		step;			/* as next_run's; stepped_back from the clock word */
 	uint64_t	word;			/* Issued: the state word to install */
 	bool		exhausted;		/* Issued: the last millisecond's sequence was used up */
+	bool		drew;			/* start_sequence may have been used (a unit the clock
+								 * opened): the caller draws a new one for the next */
 };
 
 /* advance_word's general case: next_run() on the unpacked state. */
@@ -98,7 +111,7 @@ AtomicStep advance_word_slow(const Layout &l, int64_t shard, uint64_t word, int6
  * current one, are computed here, inline; everything else (a used-up
  * millisecond, waits, reservations, refusals) goes to advance_word_slow.
  */
-inline AtomicStep
+SF_ALWAYS_INLINE AtomicStep
 advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 			 int64_t max_lead_ms, int64_t reserved_offset, int64_t max_count,
 			 int64_t start_sequence = 0) noexcept
@@ -107,8 +120,9 @@ advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 	int64_t		seq = word_sequence(l, word);
 	int64_t		ts;
 	int64_t		behind = 0;
+	bool		opened = now > last;
 
-	if (now > last)
+	if (opened)
 	{
 		/* the clock opened a new millisecond: it starts at the draw (next_run) */
 		ts = now;
@@ -135,6 +149,7 @@ advance_word(const Layout &l, int64_t shard, uint64_t word, int64_t now,
 	s.step = Step{Outcome::Issued, encode(l, ts, shard, seq), count, 0, 0, behind, 0};
 	s.word = pack_state(l, ts, seq + count - 1);
 	s.exhausted = false;
+	s.drew = opened;
 	return s;
 }
 
@@ -149,8 +164,22 @@ struct ClockObservation
 	int64_t		stepped_back;	/* > 0: the reading is below the last one */
 };
 
-/* Compares a reading with the clock word read before it. */
-ClockObservation observe_clock(uint64_t clock_word, int64_t now) noexcept;
+/* Compares a reading with the clock word read before it (inline: every call). */
+SF_ALWAYS_INLINE ClockObservation
+observe_clock(uint64_t clock_word, int64_t now) noexcept
+{
+	ClockObservation o = {false, clock_word, 0};
+	uint64_t	last = clock_word & kClockMask;
+
+	/* readings outside the field (before the epoch) are not recorded */
+	if (now < 0 || (uint64_t) now >= kNoClock || (uint64_t) now == last)
+		return o;
+	o.changed = true;
+	o.word = (((clock_word >> kClockBits) + 1) << kClockBits) | (uint64_t) now;
+	if (last != kNoClock && (int64_t) last > now)
+		o.stepped_back = (int64_t) last - now;
+	return o;
+}
 
 /*
  * The word atomic_seal installs: the next word above "word" that uses up a
@@ -188,7 +217,7 @@ uint64_t seal_word(const Layout &l, uint64_t word) noexcept;
  * drawn once per call by the caller; a retry reuses it.
  */
 template <typename Ops>
-AtomicStep
+SF_ALWAYS_INLINE AtomicStep
 atomic_issue(Ops &ops, const Layout &l, int64_t shard, int64_t max_lead_ms,
 			 int64_t max_count, int64_t *now_out, int64_t start_sequence = 0) noexcept
 {

@@ -173,7 +173,10 @@ sf_set_grant(SfWorker *w)
 		if (deadline_ms > 0)
 			grant = ((uint64) (w->held + 1) << SF_GRANT_SHIFT) | ((uint64) deadline_ms & SF_GRANT_MASK);
 	}
-	pg_atomic_write_u64(&sf_reg->grant, grant);
+	/* a shard claimed or released: calls that passed the checks check again */
+	if ((pg_atomic_exchange_u64(&sf_reg->grant, grant) >> SF_GRANT_SHIFT) !=
+		(grant >> SF_GRANT_SHIFT))
+		sf_invalidate_ready();
 	/* the shard held, even past its deadline, for the shards record of standbys */
 	pg_atomic_write_u32(&sf_shared->registry_shard, (uint32) (w->held + 1));
 }

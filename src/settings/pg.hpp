@@ -34,6 +34,11 @@ extern "C"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "postmaster/postmaster.h"
+#if PG_VERSION_NUM >= 170000
+#include "storage/procnumber.h"		/* MyProcNumber (state/counters.cpp) */
+#else
+#include "storage/backendid.h"		/* MyBackendId (state/counters.cpp) */
+#endif
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"

@@ -10,10 +10,12 @@
  * server is.  With 'random' the first ID of a millisecond the clock has just
  * reached takes a random sequence in [0, 2^(sequence_bits - 4)).
  *
- * The draw runs once per call, before the lock-free generator's
- * compare-and-swap (or the shard's lock with snowflake.generator = lwlock),
- * from a per-backend xorshift64* seeded once from pg_strong_random(): no
- * lock, no syscall, no shared cache line on the hot path.  The core
+ * The draw runs before the shard's lock with snowflake.generator = lwlock
+ * (once per call), and before the lock-free generator's compare-and-swap
+ * with atomic (once per millisecond the backend opens: the value waits for
+ * the step that uses it, sf_start_sequence), from a per-backend xorshift64*
+ * seeded once from pg_strong_random(): no lock, no syscall, no shared cache
+ * line on the hot path.  The core
  * (next_run, and advance_word through it) only receives the drawn value, so
  * it stays deterministic and unit-testable.  Predictability
  * of the draw does not matter: it hides traffic levels from casual reading,
@@ -33,10 +35,13 @@ static const struct config_enum_entry sf_sequence_start_options[] = {
 };
 
 /* This backend's generator; 0 until the first draw seeds it. */
-static snowflake::Xorshift64 sf_rng = {0};
+snowflake::Xorshift64 sf_rng = {0};
+
+/* The draw for the next millisecond the lock-free generator opens (seqstart.hpp). */
+int64		sf_pending_start = -1;
 
 /* Seeds this backend's generator (once, on its first draw). */
-static void
+void
 sf_seed_rng(void)
 {
 	uint64		seed = 0;
@@ -45,17 +50,6 @@ sf_seed_rng(void)
 		seed = ((uint64) MyProcPid << 32) ^ (uint64) GetCurrentTimestamp() ^
 			UINT64CONST(0x9E3779B97F4A7C15);
 	sf_rng.state = seed ? seed : 1;
-}
-
-/* The sequence a new millisecond starts at, for the next generator step. */
-int64
-sf_draw_start_sequence(void)
-{
-	if (sf_sequence_start != SF_SEQUENCE_START_RANDOM)
-		return 0;
-	if (unlikely(sf_rng.state == 0))
-		sf_seed_rng();
-	return snowflake::draw_start_sequence(sf_rng, sf_layout);
 }
 
 /* Defines snowflake.sequence_start (before the prefix is reserved). */

@@ -326,16 +326,38 @@ sf_check_shard_ids(char **newval, void **extra, GucSource)
 	return false;
 }
 
+/*
+ * Counts assignments of the settings a generating call checks its right to a
+ * shard against (shard_id, shard_ids, import_shards, allow_on_standby), in
+ * this backend: a call that found everything in order remembers the count
+ * (nextval.cpp's ready test) and checks again once it changed.
+ */
+uint32		sf_settings_generation = 0;
+
+static void
+sf_assign_shard_id(int, void *)
+{
+	sf_settings_generation++;
+}
+
+static void
+sf_assign_allow_on_standby(bool, void *)
+{
+	sf_settings_generation++;
+}
+
 static void
 sf_assign_shard_ids(const char *, void *extra)
 {
 	sf_shard_list = (SfShardList *) extra;
+	sf_settings_generation++;
 }
 
 static void
 sf_assign_import_shards(const char *, void *extra)
 {
 	sf_import_list = (SfShardList *) extra;
+	sf_settings_generation++;
 }
 
 /* Whether a shard is reserved for imports (snowflake.import_shards). */
@@ -459,7 +481,7 @@ sf_define_shard_settings(void)
 					  "Settable only in the configuration file or with ALTER SYSTEM, so that "
 					  "no session can generate IDs as another shard.",
 					  &sf_shard_id, -1, -1, (1 << snowflake::kMaxShardBits) - 1, PGC_SIGHUP, 0,
-					  sf_check_shard_id);
+					  sf_check_shard_id, sf_assign_shard_id);
 	sf_define_setting("snowflake.shard_ids",
 					  "Logical shards this server may generate IDs for, such as 0-63,128.",
 					  "Used by snowflake_nextval(shard_id); snowflake.shard_id is always "
@@ -474,7 +496,7 @@ sf_define_shard_settings(void)
 					  sf_assign_import_shards);
 	sf_define_setting("snowflake.max_shards",
 					  "How many distinct shards this server can generate for between restarts.",
-					  "Sizes the shared memory for per-shard state: 384 bytes a shard.",
+					  "Sizes the shared memory for per-shard state: 640 bytes a shard.",
 					  &sf_max_shards, 1024, 1, 1 << snowflake::kMaxShardBits, PGC_POSTMASTER);
 }
 
@@ -499,7 +521,8 @@ sf_define_generation_settings(void)
 	sf_define_setting("snowflake.allow_on_standby",
 					  "Allows generating IDs on a hot standby.",
 					  "Only safe if the standby has a shard ID of its own.",
-					  &sf_allow_on_standby, false, PGC_SIGHUP);
+					  &sf_allow_on_standby, false, PGC_SIGHUP, 0, NULL,
+					  sf_assign_allow_on_standby);
 	sf_define_setting("snowflake.generator",
 					  "How calls advance a shard's generator: atomic (lock-free) or lwlock.",
 					  "atomic installs each ID with a compare-and-swap and takes the shard's "

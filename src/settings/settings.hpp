@@ -32,6 +32,9 @@ extern char *sf_shard_ids;
 extern int	sf_datacenter_id;
 extern char *sf_import_shards;
 
+/* Changes of the settings a call's right to a shard depends on, in this backend. */
+extern uint32 sf_settings_generation;
+
 void		sf_settings_define(void);
 void		sf_settings_finish(void);
 bool		sf_shard_allowed(int64 shard);

@@ -264,14 +264,16 @@ sf_prepare(int64 shard, bool explicit_shard)
  * Issues a run of up to max_count consecutive IDs for a shard: waits for the
  * clock and moves the durable mark as needed, or raises the error that says
  * why it cannot.  Returns the first ID; *count (if given) gets the run's
- * length.  (Plain integers rather than a Step: this is the hot path.)
+ * length.  With the atomic generator, "first" is the step sf_issue took
+ * (and now_first its clock reading): the loop starts from it.
  *
  * A call that waited (for the clock, or for the durable or the registry's
  * mark) checks its right to the shard again before it issues: a lease
  * deadline or a reload may have passed while it slept.
  */
-static int64
-sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
+static pg_noinline int64
+sf_issue_slow(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard,
+			  const snowflake::Step *first, int64 now_first)
 {
 	SfWaitContext ctx = {-1, 0, 0};
 	int64		registry_wait_us = -1;
@@ -281,7 +283,6 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 	{
 		snowflake::Step step;
 		int64		now;
-		int64		start = sf_draw_start_sequence();	/* per backend, no lock */
 
 		if (unlikely(waited))
 			(void) sf_check_right(slot->shard_id, explicit_shard, "this call waited");
@@ -289,8 +290,18 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 		if (sf_generator == SF_GENERATOR_ATOMIC)
 		{
 			/* lock-free; the LWLock only for the slow path below */
-			sf_watermark_hold(slot, false);	/* commit watermark: first ID of the transaction */
-			sf_fastpath_step(slot, max_count, &now, &step, start);
+			if (first != NULL)
+			{
+				/* sf_issue's step, which it did not finish (it held the watermark) */
+				step = *first;
+				now = now_first;
+				first = NULL;
+			}
+			else
+			{
+				sf_watermark_hold(slot, false);	/* commit watermark: first ID of the transaction */
+				sf_fastpath_step(slot, max_count, &now, &step, sf_start_sequence());
+			}
 			if (step.outcome == Outcome::Wait)
 			{
 				LWLockAcquire(slot->lock, LW_SHARED);
@@ -302,6 +313,8 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 		else
 		{
 			/* the clock is read under the lock so that readings are ordered */
+			int64		start = sf_draw_start_sequence();	/* per backend, no lock */
+
 			LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 			now = sf_now_offset();
 			sf_watermark_hold(slot, true);	/* commit watermark: first ID of the transaction */
@@ -360,23 +373,137 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 	}
 }
 
+/*
+ * sf_issue_slow's common case, inline: one lock-free step that issued
+ * without anything to report (a backward clock step, a wait, a reservation,
+ * a refusal); anything else goes on in sf_issue_slow with that step, which
+ * is not repeated.
+ */
+static pg_attribute_always_inline int64
+sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
+{
+	if (likely(sf_generator == SF_GENERATOR_ATOMIC))
+	{
+		snowflake::Step step;
+		int64		now;
+
+		sf_watermark_hold(slot, false);	/* commit watermark: first ID of the transaction */
+		/* the draw is per backend, no lock */
+		sf_fastpath_step(slot, max_count, &now, &step, sf_start_sequence());
+		if (likely(step.outcome == Outcome::Issued && step.stepped_back == 0))
+		{
+			if (count)
+				*count = step.count;
+			return step.id;
+		}
+		return sf_issue_slow(slot, max_count, count, explicit_shard, &step, now);
+	}
+	return sf_issue_slow(slot, max_count, count, explicit_shard, NULL, 0);
+}
+
+/*---- the ready test ----*/
+
+/*
+ * What a call that passed every check of sf_prepare() and sf_check_origin()
+ * leaves for the next call of this backend: the slot it found, and what the
+ * checks depended on.  The next call for the same shard skips them while
+ * nothing they depend on changed:
+ *	- this backend's settings (sf_settings_generation: an assignment of
+ *	  shard_id, shard_ids, import_shards or allow_on_standby, i.e. a reload);
+ *	- the server's state, for every backend (SnowflakeShared.ready_generation:
+ *	  a refusal put in force by WAL replay, a shard claimed or released by the
+ *	  registry worker, the floor raised, see sf_invalidate_ready);
+ *	- and, with a registry, the fencing check itself, which stays per call:
+ *	  the grant read, its deadline against the coarse clock, and its shard,
+ *	  which must still be the one the slot is for.  A server that lost its
+ *	  lease stops at once, as before.
+ * What the checks found does not change otherwise: the library is preloaded,
+ * a refusal is only ever put in force by WAL replay (so never once a backend
+ * has left recovery, and never cleared), a backend never goes back into
+ * recovery, a slot's shard and kind are fixed once published, its live
+ * history once recorded stays recorded, the layout once recorded stays
+ * recorded, and the database's origin is checked once per backend anyway.
+ * So no call is let through that the checks would refuse.  Nothing is
+ * remembered in recovery (a standby's calls take every check).  What the
+ * generator itself checks (the reservation, the registry's mark, the clock)
+ * it checks on every call, on the slot's words.
+ * [0]: snowflake_nextval(); [1]: the last shard of snowflake_nextval(shard).
+ */
+typedef struct SfReady
+{
+	ShardSlot  *slot;			/* NULL: check everything */
+	int64		shard;			/* the shard asked for (sf_shard_id for [0]) */
+	int64		held;			/* the shard generated for (with a registry: held) */
+	uint32		settings_generation;
+	uint64		shared_generation;
+} SfReady;
+
+static SfReady sf_ready[2];
+
+/* The slot of a call that may skip sf_prepare's checks, or NULL (see SfReady). */
+static pg_attribute_always_inline ShardSlot *
+sf_ready_slot(int64 shard, bool explicit_shard)
+{
+	SfReady    *r = &sf_ready[explicit_shard];
+	int64		held;
+
+	if (likely(r->slot != NULL && r->shard == shard &&
+			   r->settings_generation == sf_settings_generation &&
+			   r->shared_generation == pg_atomic_read_u64(&sf_shared->ready_generation)) &&
+		(!sf_registry_enabled || (sf_registry_granted(&held) && held == r->held)))
+		return r->slot;
+	return NULL;
+}
+
+/*
+ * Every check of a generating call (sf_prepare, then the database's
+ * origin), and the slot it found remembered for the next call (SfReady).
+ */
+static ShardSlot *
+sf_prepare_ready(int64 shard, bool explicit_shard, Oid fn_oid)
+{
+	SfReady    *r = &sf_ready[explicit_shard];
+	/* read before the checks: a change after it is seen by the next call */
+	uint32		settings_generation = sf_settings_generation;
+	uint64		shared_generation = 0;
+	ShardSlot  *slot;
+
+	r->slot = NULL;
+	if (sf_shared != NULL)
+		shared_generation = pg_atomic_read_u64(&sf_shared->ready_generation);
+	slot = sf_prepare(shard, explicit_shard);
+	sf_check_origin(fn_oid);
+	/* a standby's calls take every check each time (RecoveryInProgress is cached) */
+	if (sf_origin_checked && !RecoveryInProgress())
+	{
+		r->shard = shard;
+		r->held = slot->shard_id;
+		r->settings_generation = settings_generation;
+		r->shared_generation = shared_generation;
+		r->slot = slot;
+	}
+	return slot;
+}
+
 /*---- SQL-callable functions ----*/
 
 extern "C" Datum
 snowflake_nextval(PG_FUNCTION_ARGS)
 {
-	ShardSlot  *slot = sf_prepare(sf_shard_id, false);
+	ShardSlot  *slot = sf_ready_slot(sf_shard_id, false);
 
-	sf_check_origin(fcinfo->flinfo->fn_oid);
+	if (unlikely(slot == NULL))
+		slot = sf_prepare_ready(sf_shard_id, false, fcinfo->flinfo->fn_oid);
 	PG_RETURN_INT64(sf_issue(slot, 1, NULL, false));
 }
 
 extern "C" Datum
 snowflake_nextval_shard(PG_FUNCTION_ARGS)
 {
-	ShardSlot  *slot = sf_prepare(PG_GETARG_INT32(0), true);
+	ShardSlot  *slot = sf_ready_slot(PG_GETARG_INT32(0), true);
 
-	sf_check_origin(fcinfo->flinfo->fn_oid);
+	if (unlikely(slot == NULL))
+		slot = sf_prepare_ready(PG_GETARG_INT32(0), true, fcinfo->flinfo->fn_oid);
 	PG_RETURN_INT64(sf_issue(slot, 1, NULL, true));
 }
 

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "sql/decode.hpp"
+#include "state/counters.hpp"
 #include "state/fastpath.hpp"
 #include "registry/registry.hpp"
 
@@ -118,6 +119,8 @@ snowflake_stats_reset(PG_FUNCTION_ARGS)
 		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
 		snowflake::reset_counters(slot->gen);
 		slot->stats_reset = now;
+		/* backends' cells are theirs to write: the count restarts from their sum */
+		slot->issued_base = sf_issued_total(slot);
 		LWLockRelease(slot->lock);
 		pg_atomic_write_u64(&slot->waits, 0);
 		pg_atomic_write_u64(&slot->wait_us, 0);
@@ -128,7 +131,6 @@ snowflake_stats_reset(PG_FUNCTION_ARGS)
 		pg_atomic_write_u64(&slot->registry_waits, 0);
 		pg_atomic_write_u64(&slot->registry_wait_us, 0);
 		pg_atomic_write_u64(&slot->inline_mark_writes, 0);
-		pg_atomic_write_u64(&slot->issued, 0);
 		pg_atomic_write_u64(&slot->sequence_exhausted, 0);
 	}
 	pg_atomic_write_u64(&sf_shared->mark_writes, 0);

@@ -55,6 +55,9 @@ sf_refuse(SnowflakeShared *out, SfRefusal kind, const char *message, const char 
 		out->refused = true;
 	else
 		out->state_refused = true;
+	/* a refusal in force (WAL replay): calls that passed the checks check again */
+	if (out == sf_shared)
+		sf_invalidate_ready();
 }
 
 /* Reads a small record file; Missing is not an error, the rest refuse. */

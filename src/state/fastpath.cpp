@@ -3,56 +3,13 @@
  * fastpath.cpp
  *		The PostgreSQL side of the lock-free generator (snowflake.generator
  *		= 'atomic'): atomicgen.hpp's loops run on a shard slot's
- *		pg_atomic_uint64 words.  The memory-ordering argument is in state.hpp.
+ *		pg_atomic_uint64 words (the step itself, inline, is in fastpath.hpp).
+ *		The memory-ordering argument is in state.hpp.
  *
  *-------------------------------------------------------------------------
  */
-#include "core/atomicgen.hpp"
 #include "state/fastpath.hpp"
 
-namespace
-{
-
-/* atomicgen.hpp's operations on one slot, with PostgreSQL's atomics. */
-struct SfSlotOps
-{
-	ShardSlot  *slot;
-
-	uint64_t	load_clock() noexcept
-	{
-		return pg_atomic_read_u64(&slot->clock);
-	}
-	uint64_t	load_state() noexcept
-	{
-		uint64		word = pg_atomic_read_u64(&slot->state);
-
-		/* reserved is read after the word (see atomic_seal) */
-		pg_read_barrier();
-		return word;
-	}
-	int64_t		load_reserved() noexcept
-	{
-		return sf_reserved(slot);
-	}
-	void		store_reserved(int64_t offset) noexcept
-	{
-		sf_set_reserved(slot, offset);
-	}
-	int64_t		now() noexcept
-	{
-		return sf_now_offset();
-	}
-	bool		cas_clock(uint64_t &expected, uint64_t desired) noexcept
-	{
-		return pg_atomic_compare_exchange_u64(&slot->clock, &expected, desired);
-	}
-	bool		cas_state(uint64_t &expected, uint64_t desired) noexcept
-	{
-		return pg_atomic_compare_exchange_u64(&slot->state, &expected, desired);
-	}
-};
-
-}								/* namespace */
 
 /* Sets up a slot's lock-free words from its (resumed) gen, on first use. */
 void
@@ -66,40 +23,17 @@ sf_fastpath_init_slot(ShardSlot *slot)
 	/* with a registry, nothing may be reserved before it publishes a mark */
 	pg_atomic_init_u64(&slot->cap, (uint64) (sf_slot_caps ? (int64) -1 : PG_INT64_MAX));
 	pg_atomic_init_u64(&slot->issued, 0);
+	slot->issued_base = 0;
 	pg_atomic_init_u64(&slot->sequence_exhausted, 0);
 }
 
-/*
- * One lock-free step: issues a run of up to max_count IDs into *step, or
- * says why not (Wait, NeedReservation and the refusals are handled by the
- * caller, as for the LWLock generator).  A millisecond the clock opens starts
- * at start_sequence (snowflake.sequence_start).  Takes the slot's lock only
- * to count a backward clock step.
- */
+/* Counts a backward clock step in the slot's gen (sf_fastpath_step, rarely). */
 void
-sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *step,
-				 int64 start_sequence)
+sf_fastpath_note_step_back(ShardSlot *slot, int64 stepped_back, int64 reading)
 {
-	SfSlotOps	ops = {slot};
-	int64_t		reading;
-	snowflake::AtomicStep s = snowflake::atomic_issue(ops, sf_layout, slot->shard_id,
-													  sf_lead_units(), max_count, &reading,
-													  start_sequence);
-
-	*now = reading;
-	if (s.step.outcome == snowflake::Outcome::Issued)
-	{
-		pg_atomic_fetch_add_u64(&slot->issued, (uint64) s.step.count);
-		if (s.exhausted)
-			pg_atomic_fetch_add_u64(&slot->sequence_exhausted, 1);
-	}
-	if (s.step.stepped_back > 0)
-	{
-		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
-		snowflake::note_step_back(slot->gen, s.step.stepped_back, reading);
-		LWLockRelease(slot->lock);
-	}
-	*step = s.step;
+	LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+	snowflake::note_step_back(slot->gen, stepped_back, reading);
+	LWLockRelease(slot->lock);
 }
 
 /*
@@ -111,20 +45,25 @@ void
 sf_slot_snapshot(ShardSlot *slot, snowflake::GeneratorState *gen, int64 *reserved,
 				 TimestampTz *stats_reset)
 {
+	uint64		issued_base;
+
 	LWLockAcquire(slot->lock, LW_SHARED);
 	*gen = slot->gen;
 	*reserved = sf_reserved(slot);
 	if (stats_reset)
 		*stats_reset = slot->stats_reset;
+	issued_base = slot->issued_base;
 	LWLockRelease(slot->lock);
 
 	if (sf_generator == SF_GENERATOR_ATOMIC)
 	{
 		uint64		word = pg_atomic_read_u64(&slot->state);
+		uint64		issued = sf_issued_total(slot);
 
 		gen->last_offset = snowflake::word_offset(sf_layout, word);
 		gen->last_sequence = snowflake::word_sequence(sf_layout, word);
-		gen->issued = pg_atomic_read_u64(&slot->issued);
+		/* the sum only grows; the reset took it under the lock */
+		gen->issued = issued > issued_base ? issued - issued_base : 0;
 		gen->sequence_exhausted = pg_atomic_read_u64(&slot->sequence_exhausted);
 	}
 }
@@ -233,7 +172,7 @@ sf_slot_import(ShardSlot *slot, int64 at_offset)
 																	 st.last_sequence)))
 				break;
 		}
-		pg_atomic_fetch_add_u64(&slot->issued, 1);
+		sf_count_issued(slot, 1);
 		return step;
 	}
 	return snowflake::next_import(slot->gen, sf_layout, slot->shard_id, at_offset,

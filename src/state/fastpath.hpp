@@ -13,16 +13,90 @@
 #ifndef SNOWFLAKE_FASTPATH_HPP
 #define SNOWFLAKE_FASTPATH_HPP
 
+#include "core/atomicgen.hpp"
+#include "settings/seqstart.hpp"
+#include "state/counters.hpp"
 #include "state/state.hpp"
 
 void		sf_fastpath_init_slot(ShardSlot *slot);
-void		sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now,
-							 snowflake::Step *step, int64 start_sequence);
+void		sf_fastpath_note_step_back(ShardSlot *slot, int64 stepped_back, int64 reading);
 void		sf_slot_snapshot(ShardSlot *slot, snowflake::GeneratorState *gen,
 							 int64 *reserved, TimestampTz *stats_reset);
 int64		sf_slot_last(ShardSlot *slot, int64 *sequence);
 void		sf_slot_resume_above(ShardSlot *slot, int64 offset);
 int64		sf_slot_seal(ShardSlot *slot);
 snowflake::Step sf_slot_import(ShardSlot *slot, int64 at_offset);
+
+/* atomicgen.hpp's operations on one slot, with PostgreSQL's atomics. */
+struct SfSlotOps
+{
+	ShardSlot  *slot;
+
+	uint64_t	load_clock() noexcept
+	{
+		return pg_atomic_read_u64(&slot->clock);
+	}
+	uint64_t	load_state() noexcept
+	{
+		uint64		word = pg_atomic_read_u64(&slot->state);
+
+		/* reserved is read after the word (see atomic_seal) */
+		pg_read_barrier();
+		return word;
+	}
+	int64_t		load_reserved() noexcept
+	{
+		return sf_reserved(slot);
+	}
+	void		store_reserved(int64_t offset) noexcept
+	{
+		sf_set_reserved(slot, offset);
+	}
+	int64_t		now() noexcept
+	{
+		return sf_now_offset();
+	}
+	bool		cas_clock(uint64_t &expected, uint64_t desired) noexcept
+	{
+		return pg_atomic_compare_exchange_u64(&slot->clock, &expected, desired);
+	}
+	bool		cas_state(uint64_t &expected, uint64_t desired) noexcept
+	{
+		return pg_atomic_compare_exchange_u64(&slot->state, &expected, desired);
+	}
+};
+
+/*
+ * One lock-free step: issues a run of up to max_count IDs into *step, or
+ * says why not (Wait, NeedReservation and the refusals are handled by the
+ * caller, as for the LWLock generator).  A millisecond the clock opens starts
+ * at start_sequence (snowflake.sequence_start: sf_start_sequence(), drawn
+ * again after a step that may have used it).  Takes the slot's lock only
+ * to count a backward clock step.  Inline: it is most of a call, and inlined
+ * into the caller its Step stays in registers.
+ */
+static pg_attribute_always_inline void
+sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *step,
+				 int64 start_sequence)
+{
+	SfSlotOps	ops = {slot};
+	int64_t		reading;
+	snowflake::AtomicStep s = snowflake::atomic_issue(ops, sf_layout, slot->shard_id,
+													  sf_lead_units(), max_count, &reading,
+													  start_sequence);
+
+	*now = reading;
+	if (unlikely(s.drew))
+		sf_start_sequence_used();	/* the next unit opened gets a new draw */
+	if (likely(s.step.outcome == snowflake::Outcome::Issued))
+	{
+		sf_count_issued(slot, (uint64) s.step.count);	/* no locked add (counters.cpp) */
+		if (unlikely(s.exhausted))
+			pg_atomic_fetch_add_u64(&slot->sequence_exhausted, 1);
+	}
+	if (unlikely(s.step.stepped_back > 0))
+		sf_fastpath_note_step_back(slot, s.step.stepped_back, reading);
+	*step = s.step;
+}
 
 #endif							/* SNOWFLAKE_FASTPATH_HPP */

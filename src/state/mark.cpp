@@ -158,6 +158,7 @@ sf_raise_floor(int64 offset)
 		LWLockRelease(slot->lock);
 	}
 	LWLockRelease(sf_shared->file_lock);
+	sf_invalidate_ready();		/* every backend's calls check everything again */
 }
 
 /* Called by a generating backend whose next ID lies beyond its slot's mark. */

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "state/counters.hpp"
 #include "state/fastpath.hpp"
 #include "state/datadir.hpp"
 
@@ -26,8 +27,11 @@ bool		sf_slot_caps = false;
 
 /*---- shared memory ----*/
 
-/* Slots: one per shard usable since start, never more than there are shards. */
-static int
+/*
+ * Slots: one per shard usable since start, never more than there are shards
+ * (known from the settings alone, before sf_shared exists).
+ */
+int
 sf_num_slots(void)
 {
 	return (int) Min((int64) sf_max_shards, sf_layout.max_shard_id() + 1);
@@ -50,8 +54,9 @@ sf_slots_offset(void)
 Size
 sf_shmem_size(void)
 {
-	/* room to align the slots to a cache line (see sf_slot) */
-	return sf_slots_offset() + PG_CACHE_LINE_SIZE + sizeof(ShardSlot) * (Size) sf_num_slots();
+	/* room to align the slots to a cache line (see sf_slot), then the counters' cells */
+	return sf_slots_offset() + PG_CACHE_LINE_SIZE + sizeof(ShardSlot) * (Size) sf_num_slots() +
+		sf_counters_size();
 }
 
 /* The shard index: slot number + 1 of each shard, 0 when it has none. */
@@ -123,12 +128,15 @@ sf_shmem_init(void)
 		pg_atomic_init_u32(&sf_shared->layout_recorded,
 						   pg_atomic_read_u32(&fresh.layout_recorded));
 		pg_atomic_init_u64(&sf_shared->mark_writes, 0);
+		pg_atomic_init_u64(&sf_shared->ready_generation, 0);
 		pg_atomic_init_u32(&sf_shared->registry_shard, 0);
 		for (int64 i = 0; i < shards; i++)
 			pg_atomic_init_u32(&sf_index()[i], 0);
 		for (int i = 0; i < sf_shared->num_slots; i++)
 			sf_slot(i)->lock = &locks[SF_FIXED_LOCKS + i].lock;
 	}
+	/* the cells of counters.cpp follow the slots (cache-line aligned, as they are) */
+	sf_counters_init(sf_slot(sf_shared->num_slots), found);
 	LWLockRelease(AddinShmemInitLock);
 
 	if (!found)
@@ -292,6 +300,17 @@ sf_slot_available(int64 shard)
 {
 	return pg_atomic_read_u32(&sf_index()[shard]) > 0 ||
 		(int) pg_atomic_read_u32(&sf_shared->used_slots) < sf_shared->num_slots;
+}
+
+/*
+ * Makes every backend's next generating call take all its checks again
+ * (nextval.cpp's ready test), after a change they depend on; a full barrier,
+ * so the change is seen by a call that sees the new generation.
+ */
+void
+sf_invalidate_ready(void)
+{
+	pg_atomic_fetch_add_u64(&sf_shared->ready_generation, 1);
 }
 
 /* Errors out unless the library was preloaded and its recorded layout is sound. */

@@ -76,9 +76,26 @@
  *	  step, never two calls' readings arriving in the other order
  *	  (atomicgen.hpp has the whole argument).  Each step is counted once, in
  *	  gen under the slot lock, and warned about by that call.
- *	- Counters: issued and sequence_exhausted are fetch_adds after the CAS,
- *	  exact once every call has returned; a snapshot may miss calls in flight.
- *	  A reset races with calls in flight the same way.
+ *	- Counters: after the CAS, a call adds the IDs it issued to its own
+ *	  backend's cell for the shard (counters.cpp: a plain load and store on a
+ *	  line no other backend writes; no locked instruction); snowflake_stats()
+ *	  sums the slot's issued word and the cells.  sequence_exhausted (rare)
+ *	  is a fetch_add.  Both are exact once every call has returned; a
+ *	  snapshot may miss calls in flight.  A reset records the sum in
+ *	  issued_base under the slot lock (it never writes a backend's cell), and
+ *	  races with calls in flight the same way.
+ * The ready test (nextval.cpp): a backend remembers the slot of a call that
+ * passed every check, with this backend's settings generation and
+ * ready_generation, both read before the checks; the next call for the same
+ * shard skips the checks while both are unchanged (with a registry, the
+ * grant is still checked on every call).  Whoever changes what the checks
+ * depend on for every backend makes the change, then bumps ready_generation
+ * with a fetch_add (a full barrier): a call that reads the new generation
+ * sees the change, one that read the old generation before its checks saw
+ * the change or records a generation the next call finds outdated.  The
+ * changes: sf_refuse on shared memory (WAL replay), the registry worker's
+ * grant to another shard or none (sf_set_grant: the grant itself is written
+ * first, and every call compares its shard anyway), sf_raise_floor.
  * A slot's shard_id, import_slot, live_from and live_to are written once,
  * before the slot is published, and read without a lock.
  * The shard index entries, layout_recorded, registry_shard (written by the
@@ -118,17 +135,41 @@
 
 /*
  * The generator of one shard.  Slots are cache-line aligned, so shards do
- * not share a line.  The first line holds what the lock-free generator
- * writes on every call (and rarely written counters); the second starts
- * with what every call only reads (the clock word changes about once a
- * millisecond), so that backends sharing a shard keep it cached.
+ * not share a line.  The first line holds the state word alone: every call
+ * of the lock-free generator CASes it, and nothing else there is written or
+ * read, so backends sharing a shard contend on that one word only.  The
+ * second holds what every call only reads (written on the slow paths), so
+ * that it stays cached in every backend; the third the clock word (read by
+ * every call, written about once per time unit); then the counters, written
+ * on the slow paths and by the LWLock generator.
  */
 typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
 {
 	/* lock-free generator (atomic): see atomicgen.hpp and the locking notes */
 	pg_atomic_uint64 state;		/* packed (timestamp, sequence) of the last ID */
-	pg_atomic_uint64 issued;	/* IDs issued (atomic generator) */
-	pg_atomic_uint64 sequence_exhausted;	/* (atomic generator) */
+
+	/* read by every call */
+	alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 reserved_offset;	/* int64: IDs may
+																	 * carry timestamps up
+																	 * to this */
+	pg_atomic_uint64 cap;		/* int64: reserved_offset never goes above it (the
+								 * registry's freshness mark; INT64_MAX without one) */
+	LWLock	   *lock;
+	int32		shard_id;
+	bool		import_slot;	/* made for imports (backfill.cpp): never live */
+	volatile bool live_recorded;	/* its live history is in pg_snowflake/live
+									 * (history.cpp; under file_lock) */
+	/* an import slot's shard generated live IDs from..to (layout offsets; -1: never) */
+	int64		live_from;
+	int64		live_to;
+
+	/* read by every call, written when the clock reaches a new unit */
+	alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 clock;	/* last clock reading, tagged */
+
+	/* counters (atomic generator): issued also in cells per backend (counters.cpp) */
+	alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 issued;	/* IDs counted here, not in a
+															 * backend's cell */
+	pg_atomic_uint64 sequence_exhausted;
 
 	/* atomics, written only on the slow paths (waits and refusals) */
 	pg_atomic_uint64 waits;		/* calls that waited for the clock */
@@ -145,22 +186,7 @@ typedef struct alignas(PG_CACHE_LINE_SIZE) ShardSlot
 
 	/* under lock */
 	TimestampTz stats_reset;
-
-	/* read by every call */
-	alignas(PG_CACHE_LINE_SIZE) pg_atomic_uint64 clock;	/* last clock reading, tagged */
-	pg_atomic_uint64 reserved_offset;	/* int64: IDs may carry timestamps up to this */
-	pg_atomic_uint64 cap;		/* int64: reserved_offset never goes above it (the
-								 * registry's freshness mark; INT64_MAX without one) */
-	LWLock	   *lock;
-	int32		shard_id;
-	bool		import_slot;	/* made for imports (backfill.cpp): never live */
-	volatile bool live_recorded;	/* its live history is in pg_snowflake/live
-									 * (history.cpp; under file_lock) */
-	/* an import slot's shard generated live IDs from..to (layout offsets; -1: never) */
-	int64		live_from;
-	int64		live_to;
-
-	/* under lock */
+	uint64		issued_base;	/* atomic generator: IDs counted at the last reset */
 	snowflake::GeneratorState gen;
 } ShardSlot;
 
@@ -226,6 +252,13 @@ typedef struct SnowflakeShared
 	pg_atomic_uint64 mark_writes;	/* durable mark writes, all */
 
 	/*
+	 * Bumped when something a generating call checks changes for every
+	 * backend (a refusal, the registry's shard, the floor): each backend's
+	 * ready test (nextval.cpp) then checks everything again.
+	 */
+	pg_atomic_uint64 ready_generation;
+
+	/*
 	 * Followed in shared memory by pg_atomic_uint32 index[2^shard_bits]
 	 * (slot number + 1 of each shard, 0 if it has none) and ShardSlot
 	 * slots[num_slots]; see sf_index() and sf_slot().
@@ -248,6 +281,7 @@ typedef enum SfRefusal
  */
 #define SNOWFLAKE_TRANCHE "snowflake"
 Size		sf_shmem_size(void);
+int			sf_num_slots(void);
 int			sf_shmem_lock_count(void);
 void		sf_shmem_init(void);
 void		sf_require_ready(void);
@@ -257,6 +291,7 @@ ShardSlot  *sf_slot_for_shard(int64 shard, bool logical, int64 start_above);
 ShardSlot  *sf_slot_if_any(int64 shard);
 ShardSlot  *sf_slot_for_import(int64 shard, int64 reserved_offset, int64 live_from);
 bool		sf_slot_available(int64 shard);
+void		sf_invalidate_ready(void);
 
 /*
  * A hook for the registry (set in _PG_init, before shared memory exists):

@@ -172,13 +172,6 @@ sf_wm_each_file(F &&f)
 	closedir(dir);
 }
 
-/* The slot count, as shmem.cpp's sf_num_slots() (needed before sf_shared exists). */
-static int
-sf_wm_slot_count(void)
-{
-	return (int) Min((int64) sf_max_shards, sf_layout.max_shard_id() + 1);
-}
-
 static int
 sf_wm_capacity(void)
 {
@@ -215,7 +208,7 @@ sf_watermark_shmem_size(void)
 	}
 	/* room to align the start to a cache line */
 	return PG_CACHE_LINE_SIZE + sf_wm_returned_offset() +
-		sizeof(pg_atomic_uint64) * (Size) sf_wm_slot_count();
+		sizeof(pg_atomic_uint64) * (Size) sf_num_slots();
 }
 
 /* Adds a row; false when the table is full.  Caller holds the lock exclusively. */
@@ -324,7 +317,7 @@ sf_watermark_shmem_init(void)
 		}
 		for (int i = 0; i < sf_wm->capacity; i++)
 			sf_wm_rows[i].xid = InvalidTransactionId;
-		for (int i = 0; i < sf_wm_slot_count(); i++)
+		for (int i = 0; i < sf_num_slots(); i++)
 			pg_atomic_init_u64(&sf_wm_returned[i], 0);
 	}
 	LWLockRelease(AddinShmemInitLock);

@@ -487,6 +487,12 @@ sub old_session_sees
 ok(old_session_sees("SELECT try_sql('SELECT snowflake_nextval(9)')", qr/^ok$/),
 	'reload: a session connected before the reload can use shard 9 too');
 
+# The long-lived session generates for shard 1 just before the removal, so
+# that its next call would find shard 1's slot remembered from this one (the
+# ready test, src/sql/nextval.cpp): the reload must still take it away.
+like($old->query_safe('SELECT snowflake_shard_id(snowflake_nextval(1))'),
+	qr/^1$/, 'reload: the long-lived session generates for shard 1 before its removal');
+
 # Remove shard 1 (it has been used: it has state of its own).
 $node->safe_psql('postgres',
 	"ALTER SYSTEM SET snowflake.shard_ids = '2-9'; SELECT pg_reload_conf();");

@@ -759,6 +759,55 @@ TEST(AtomicSequenceStartTest, AdvanceWordAgreesWithNextRunWithRandomStarts)
 	EXPECT_GT(fresh_nonzero, 1000);
 }
 
+/*
+ * The glue draws a start only when a step may have used the last one
+ * (AtomicStep::drew, sf_start_sequence in src/settings/seqstart.hpp): every
+ * unit the clock opens must still start at a draw no other unit used.  Runs
+ * the glue's way (a pending draw, replaced after a step that drew) and checks
+ * that each opened unit's first sequence is the pending draw and that the
+ * step said it drew, so the next unit gets a new one.
+ */
+TEST(AtomicSequenceStartTest, PendingDrawUsedByOneUnitOnly)
+{
+	std::mt19937_64 rng(27);
+	Xorshift64	draws{UINT64_C(0x12345DEADBEEF)};
+	uint64_t	word = kFreshWord;
+	int64_t		clock = 500;
+	int64_t		pending = -1;
+	int			opened = 0, kept = 0;
+
+	for (int i = 0; i < 100000; i++)
+	{
+		if (rng() % 3 == 0)
+			clock += 1 + (int64_t) (rng() % 3);
+		if (pending < 0)
+			pending = draw_start_sequence(draws, kLayout);
+		bool		fresh = clock > word_offset(kLayout, word);
+		int64_t		max_count = (rng() % 4 == 0) ? (int64_t) (rng() % 5000) + 1 : 1;
+		AtomicStep	b = advance_word(kLayout, 3, word, clock, 20, kNoLimit, max_count, pending);
+
+		if (b.step.outcome != Outcome::Issued)
+		{
+			if (b.drew)
+				pending = -1;
+			continue;
+		}
+		if (fresh)
+		{
+			ASSERT_EQ(decode(kLayout, b.step.id).sequence, pending);
+			ASSERT_TRUE(b.drew) << "a unit opened with the pending draw must use it up";
+			opened++;
+		}
+		else
+			kept += !b.drew;
+		if (b.drew)
+			pending = -1;
+		word = b.word;
+	}
+	EXPECT_GT(opened, 1000);
+	EXPECT_GT(kept, 1000) << "steps within an open unit keep the draw";
+}
+
 /* Many threads, each with its own draws: IDs unique, chained, per-thread increasing. */
 TEST(AtomicSequenceStartTest, ThreadsWithRandomStartsStayUniqueAndChained)
 {

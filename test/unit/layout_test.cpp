@@ -964,3 +964,69 @@ TEST(NamedLayoutTest, SonyflakeV2)
 	EXPECT_EQ(d.sequence, 5);
 	EXPECT_EQ(d.shard, 42);
 }
+
+/*
+ * The hot path's division by the unit (Layout::div_unit, issue 27): without a
+ * run-time division for the units a layout may have, and exactly C++'s
+ * truncating division for every unit and every int64 it may meet, so that
+ * offset_of (floor, also before the epoch) and units() keep their meaning.
+ * The expected values are computed here with the division operator.
+ */
+TEST(LayoutUnitDivision, ExactForEveryUnitAndValue)
+{
+	std::mt19937_64 rng(27);
+	std::vector<int64_t> units;
+
+	// every unit check_layout accepts, and others (other systems' layouts)
+	for (int64_t u = 1; u <= kMaxUnitMs; u++)
+		if (kMaxUnitMs % u == 0)
+			units.push_back(u);
+	ASSERT_EQ(units.size(), 16u);
+	for (int64_t u : {3, 7, 60, 1024, 4096, 60000})
+		units.push_back(u);
+
+	for (int64_t u : units)
+	{
+		Layout		l = {kDefaultEpochMs, 10, 12};
+		std::vector<int64_t> values = {0, 1, -1, INT64_MAX, INT64_MIN + 1, INT64_MAX - 1,
+									   INT64_C(1) << 62, -(INT64_C(1) << 62),
+									   INT64_C(3600000), kDefaultEpochMs};
+
+		l.unit_ms = u;
+		// around multiples of the unit, small and large
+		for (int64_t k : {INT64_C(0), INT64_C(1), INT64_C(2), INT64_C(999),
+						  INT64_C(1) << 20, INT64_C(1) << 40, INT64_MAX / u - 3})
+			for (int64_t delta = -2; delta <= 2; delta++)
+			{
+				values.push_back(k * u + delta);
+				values.push_back(-(k * u) + delta);
+			}
+		for (int i = 0; i < 20000; i++)
+		{
+			int64_t		v = (int64_t) rng();
+
+			values.push_back(v);
+			values.push_back(v >> (rng() % 63));	/* every magnitude */
+		}
+		for (int64_t v : values)
+		{
+			ASSERT_EQ(l.div_unit(v), v / u) << "unit " << u << " value " << v;
+			ASSERT_EQ(l.units(v), v / u) << "unit " << u << " value " << v;
+		}
+		// offset_of: the floor of (ms - epoch) / unit, also before the epoch
+		for (int64_t v : values)
+		{
+			int64_t		ms = v % (INT64_C(1) << 61);	/* no overflow of ms - epoch */
+			int64_t		d = ms - l.epoch_ms;
+			int64_t		floor = d / u - ((d % u != 0 && d < 0) ? 1 : 0);
+
+			ASSERT_EQ(l.offset_of(ms), floor) << "unit " << u << " ms " << ms;
+			// the unit holds the millisecond
+			if (floor >= 0)
+			{
+				ASSERT_LE(l.unix_ms_of(floor), ms);
+				ASSERT_GE(l.unix_ms_end_of(floor), ms);
+			}
+		}
+	}
+}
