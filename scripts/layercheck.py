@@ -37,7 +37,7 @@ PG_DIRS = {"access", "catalog", "commands", "common", "executor", "fmgr", "funca
            "partitioning", "rewrite", "statistics", "tsearch", "foreign", "regex",
            "snowball", "pgstat", "archive", "backup", "pg_config", "postgres",
            "postgres_fe", "postgres_ext", "c", "libpq-fe", "pg_trace", "pgtime",
-           "plpgsql", "windowapi", "getopt_long"}
+           "plpgsql", "windowapi", "getopt_long", "varatt"}
 
 
 def layer_of(src, path):

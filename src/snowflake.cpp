@@ -26,6 +26,16 @@
 
 extern "C"
 {
+#include "postgres.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+}
+
+extern "C"
+{
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);

@@ -26,17 +26,21 @@
 extern "C"
 {
 #ifdef FRONTEND
-#include "postgres_fe.h"
 #else
-#include "postgres.h"
-#include "utils/memutils.h"
 #endif
-#include "common/base64.h"
-#include "common/jsonapi.h"
-#include "mb/pg_wchar.h"
 }
 
 #include "registry/etcd_json.hpp"
+
+extern "C"
+{
+#include "postgres.h"
+#include "common/base64.h"
+#include "common/jsonapi.h"
+#include "mb/pg_wchar.h"
+#include "postgres_fe.h"
+#include "utils/memutils.h"
+}
 
 /* The parser's callbacks return an error code from PostgreSQL 16 on. */
 #if PG_VERSION_NUM >= 160000

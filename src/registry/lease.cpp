@@ -36,6 +36,24 @@
 #include "registry/registry_shared.hpp"
 #include "core/skew.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "postmaster/postmaster.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+}
+
 /* Shards with a refused freshness mark, remembered for a while. */
 #define SF_MAX_REFUSED 16
 /* How far beyond the lease deadline + lead a published mark reaches. */

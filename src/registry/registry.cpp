@@ -60,6 +60,23 @@
 #include "settings/guc.hpp"
 #include "registry/registry_shared.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "nodes/nodes.h"
+#include "postmaster/bgworker.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "tcop/utility.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+}
+
 /*---- settings ----*/
 
 char	   *sf_registry = NULL;

@@ -18,6 +18,12 @@
 
 #include "state/state.hpp"
 
+extern "C"
+{
+#include "datatype/timestamp.h"
+#include "port/atomics.h"
+}
+
 /* snowflake.registry is set (fixed at server start). */
 extern bool sf_registry_enabled;
 

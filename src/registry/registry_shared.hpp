@@ -20,6 +20,14 @@
 #include "registry/backend.hpp"
 #include "state/state.hpp"
 
+extern "C"
+{
+#include "datatype/timestamp.h"
+#include "port/atomics.h"
+#include "storage/latch.h"
+#include "storage/spin.h"
+}
+
 /* the snowflake.registry* settings (registry.cpp) */
 extern char *sf_registry;
 extern char *sf_registry_prefix;

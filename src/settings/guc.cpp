@@ -25,6 +25,12 @@
 
 #include "settings/guc.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "utils/builtins.h"
+}
+
 typedef enum SfGucKind
 {
 	SF_GUC_INT,

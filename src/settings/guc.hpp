@@ -14,6 +14,11 @@
 
 #include "settings/pg.hpp"
 
+extern "C"
+{
+#include "utils/guc.h"
+}
+
 /*
  * What a string setting needs beyond the plain rule, if anything: how to
  * tell that its raw text was applied (NULL: the variable holds that text),

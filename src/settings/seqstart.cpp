@@ -26,6 +26,14 @@
 #include "settings/guc.hpp"
 #include "settings/seqstart.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+}
+
 int			sf_sequence_start = SF_SEQUENCE_START_RANDOM;
 
 static const struct config_enum_entry sf_sequence_start_options[] = {

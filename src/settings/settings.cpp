@@ -25,6 +25,14 @@
 #include "settings/guc.hpp"
 #include "settings/settings.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+#include "utils/guc_tables.h"
+}
+
 /*---- GUC variables ----*/
 
 int			sf_shard_id = -1;
@@ -64,7 +72,6 @@ static const struct config_enum_entry sf_generator_options[] = {
 	{"lwlock", SF_GENERATOR_LWLOCK, false},
 	{NULL, 0, false}
 };
-
 
 /* A shard ID must fit the shard field; -1 means "not set". */
 static bool

@@ -30,23 +30,38 @@
 
 extern "C"
 {
+#include "postgres.h"
+#include "access/attnum.h"
 #include "access/genam.h"
+#include "access/htup.h"
+#include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_attrdef.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
+#include "datatype/timestamp.h"
 #include "executor/spi.h"
+#include "fmgr.h"
+#include "nodes/pg_list.h"
 #include "storage/lmgr.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
+}
 
+extern "C"
+{
 PG_FUNCTION_INFO_V1(snowflake_adopt_database);
 }
 

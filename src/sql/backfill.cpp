@@ -44,8 +44,25 @@
 
 extern "C"
 {
+#include "postgres.h"
+#include "access/attnum.h"
+#include "access/tupdesc.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodes.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
 #include "utils/array.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+}
 
+extern "C"
+{
 PG_FUNCTION_INFO_V1(snowflake_nextval_at);
 PG_FUNCTION_INFO_V1(snowflake_nextval_at_batch);
 }

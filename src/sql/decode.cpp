@@ -15,6 +15,18 @@
 
 extern "C"
 {
+#include "postgres.h"
+#include "access/htup_details.h"
+#include "access/tupdesc.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "port/atomics.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+}
+
+extern "C"
+{
 PG_FUNCTION_INFO_V1(snowflake_min_id);
 PG_FUNCTION_INFO_V1(snowflake_max_id);
 PG_FUNCTION_INFO_V1(snowflake_to_text);

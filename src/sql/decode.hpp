@@ -14,6 +14,12 @@
 
 #include "state/state.hpp"
 
+extern "C"
+{
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+}
+
 void		sf_check_id(int64 id);
 void		sf_check_id_width(int64 id);
 void		sf_check_shard_range(int64 shard);

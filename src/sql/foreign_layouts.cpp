@@ -19,6 +19,15 @@
 
 extern "C"
 {
+#include "postgres.h"
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+}
+
+extern "C"
+{
 PG_FUNCTION_INFO_V1(snowflake_timestamp_layout);
 PG_FUNCTION_INFO_V1(snowflake_shard_id_layout);
 PG_FUNCTION_INFO_V1(snowflake_sequence_layout);

@@ -27,6 +27,19 @@
 
 extern "C"
 {
+#include "postgres.h"
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "nodes/execnodes.h"
+#include "port/atomics.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+}
+
+extern "C"
+{
 PG_FUNCTION_INFO_V1(snowflake_metrics);
 PG_FUNCTION_INFO_V1(snowflake_server_metrics);
 }

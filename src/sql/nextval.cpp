@@ -31,6 +31,19 @@
 
 extern "C"
 {
+#include "postgres.h"
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "utils/wait_event.h"
+}
+
+extern "C"
+{
 PG_FUNCTION_INFO_V1(snowflake_nextval);
 PG_FUNCTION_INFO_V1(snowflake_nextval_shard);
 PG_FUNCTION_INFO_V1(snowflake_nextval_batch);

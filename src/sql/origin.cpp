@@ -39,21 +39,36 @@
 
 extern "C"
 {
+#include "postgres.h"
 #include "access/genam.h"
+#include "access/htup.h"
+#include "access/htup_details.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
 #include "access/table.h"
+#include "access/tupdesc.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/dbcommands.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+}
 
+extern "C"
+{
 PG_FUNCTION_INFO_V1(snowflake_raise_floor);
 }
 

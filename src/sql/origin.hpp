@@ -13,6 +13,11 @@
 
 #include "state/state.hpp"
 
+extern "C"
+{
+#include "datatype/timestamp.h"
+}
+
 extern bool sf_origin_checked;
 void		sf_check_origin_slow(Oid fn_oid);
 Oid			sf_origin_table(Oid fn_oid);

@@ -22,11 +22,18 @@
 
 #include "sql/decode.hpp"
 
+extern "C"
+{
+#include "postgres.h"
 #include "access/htup_details.h"
+#include "access/tupdesc.h"
 #include "common/int.h"
+#include "datatype/timestamp.h"
+#include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
+}
 
 extern "C"
 {

@@ -39,8 +39,16 @@
 
 extern "C"
 {
+#include "postgres.h"
 #include "access/parallel.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+}
 
+extern "C"
+{
 PG_FUNCTION_INFO_V1(snowflake_public_id);
 PG_FUNCTION_INFO_V1(snowflake_from_public_id);
 }

@@ -19,6 +19,23 @@
 
 extern "C"
 {
+#include "postgres.h"
+#include "access/tupdesc.h"
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodes.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+}
+
+extern "C"
+{
 PG_FUNCTION_INFO_V1(snowflake_stats);
 PG_FUNCTION_INFO_V1(snowflake_stats_reset);
 PG_FUNCTION_INFO_V1(snowflake_registry);

@@ -34,13 +34,21 @@
 
 extern "C"
 {
+#include "postgres.h"
 #include "access/stratnum.h"
 #include "catalog/pg_type.h"
+#include "datatype/timestamp.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "nodes/nodes.h"
+#include "nodes/pg_list.h"
+#include "nodes/primnodes.h"
 #include "nodes/supportnodes.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 #include "utils/typcache.h"
 }
 

@@ -18,6 +18,14 @@
 
 extern "C"
 {
+#include "postgres.h"
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "port/atomics.h"
+}
+
+extern "C"
+{
 PG_FUNCTION_INFO_V1(snowflake_commit_watermark);
 PG_FUNCTION_INFO_V1(snowflake_commit_watermark_shard);
 }

@@ -29,6 +29,17 @@
  */
 #include "state/counters.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "miscadmin.h"
+#if PG_VERSION_NUM >= 170000
+#include "storage/procnumber.h"		/* MyProcNumber, ParallelLeaderProcNumber */
+#else
+#include "storage/backendid.h"		/* MyBackendId, ParallelLeaderBackendId */
+#endif
+}
+
 ShardSlot  *sf_counted_slot = NULL;
 pg_atomic_uint64 *sf_counted_cell = NULL;
 

@@ -16,6 +16,11 @@
 
 #include "state/state.hpp"
 
+extern "C"
+{
+#include "port/atomics.h"
+}
+
 /* Shards one backend slot counts in cells of its own (then in the slot's word). */
 #define SF_BACKEND_CELLS 8
 

@@ -18,6 +18,14 @@
 
 #include "state/datadir.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "access/xlog.h"
+#include "port/atomics.h"
+#include "storage/fd.h"
+}
+
 static const char *const kMarkName = "mark";
 static const char *const kMarkFile = "pg_snowflake/mark";
 static const char *const kLineageName = "lineage";

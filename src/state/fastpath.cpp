@@ -10,6 +10,11 @@
  */
 #include "state/fastpath.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "storage/lwlock.h"
+}
 
 /* Sets up a slot's lock-free words from its (resumed) gen, on first use. */
 void

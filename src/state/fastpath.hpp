@@ -18,6 +18,12 @@
 #include "state/counters.hpp"
 #include "state/state.hpp"
 
+extern "C"
+{
+#include "datatype/timestamp.h"
+#include "port/atomics.h"
+}
+
 void		sf_fastpath_init_slot(ShardSlot *slot);
 void		sf_fastpath_note_step_back(ShardSlot *slot, int64 stepped_back, int64 reading);
 void		sf_slot_snapshot(ShardSlot *slot, snowflake::GeneratorState *gen,

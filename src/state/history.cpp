@@ -35,6 +35,12 @@
 #include "state/datadir.hpp"
 #include "state/wal.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "storage/lwlock.h"
+}
+
 /* Reports a failed read or write of pg_snowflake/imports or live (after the lock). */
 static void
 sf_history_error(const char *file, const char *what, bool damaged,

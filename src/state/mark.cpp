@@ -27,6 +27,23 @@
 #include "state/datadir.hpp"
 #include "state/wal.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "catalog/pg_control.h"
+#include "common/controldata_utils.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "utils/backend_status.h"
+#include "utils/guc.h"
+#include "utils/wait_event.h"
+}
+
 static void sf_shmem_exit(int code, Datum arg);
 
 /* The durable mark as a layout offset (caller holds file_lock). */

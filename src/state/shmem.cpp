@@ -18,6 +18,17 @@
 #include "state/fastpath.hpp"
 #include "state/datadir.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "common/file_perm.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+}
+
 SnowflakeShared *sf_shared = NULL;
 
 #define SF_FIXED_LOCKS 2		/* file_lock, assign_lock; then one per slot */

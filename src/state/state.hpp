@@ -118,6 +118,13 @@
 #include "settings/pg.hpp"
 #include "settings/settings.hpp"
 
+extern "C"
+{
+#include "datatype/timestamp.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+}
+
 /* How far the durable mark is kept ahead of the clock plus the lead. */
 #define SF_RESERVE_AHEAD_MS 1000
 /* How often the mark worker looks at the generator. */

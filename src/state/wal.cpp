@@ -21,6 +21,18 @@
 #include "state/datadir.hpp"
 #include "state/wal.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
+#include "access/xlogreader.h"
+#include "lib/stringinfo.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+}
+
 /* The custom WAL resource manager that carries the mark to standbys. */
 #define SF_RMGR_ID RM_EXPERIMENTAL_ID
 #define SF_RMGR_NAME "snowflake"

@@ -15,6 +15,11 @@
 
 #include "state/state.hpp"
 
+extern "C"
+{
+#include "access/xlogdefs.h"
+}
+
 void		sf_wal_init(void);
 void		sf_log_mark(int64 mark_ms);
 void		sf_record_layout(void);

@@ -88,6 +88,24 @@
 #include "state/fastpath.hpp"
 #include "state/watermark.hpp"
 
+extern "C"
+{
+#include "postgres.h"
+#include "access/transam.h"
+#include "access/twophase.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/procarray.h"
+#include "storage/shmem.h"
+#if PG_VERSION_NUM >= 170000
+#include "storage/procnumber.h"		/* MyProcNumber, ParallelLeaderProcNumber */
+#else
+#include "storage/backendid.h"		/* MyBackendId, ParallelLeaderBackendId */
+#endif
+}
+
 /* pairs per entry: one PG_CACHE_LINE_SIZE (128) line on x86 */
 #define SF_WM_PAIRS 10
 /* the file of a prepared transaction: pg_snowflake/prepared.<xid> */
