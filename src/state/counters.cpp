@@ -33,11 +33,6 @@ extern "C"
 {
 #include "postgres.h"
 #include "miscadmin.h"
-#if PG_VERSION_NUM >= 170000
-#include "storage/procnumber.h"		/* MyProcNumber, ParallelLeaderProcNumber */
-#else
-#include "storage/backendid.h"		/* MyBackendId, ParallelLeaderBackendId */
-#endif
 }
 
 ShardSlot  *sf_counted_slot = NULL;
@@ -57,11 +52,7 @@ static pg_atomic_uint32 *sf_cell_rows_used = NULL;
 static int
 sf_my_row(void)
 {
-#if PG_VERSION_NUM >= 170000
-	int			row = MyProcNumber;
-#else
-	int			row = MyBackendId - 1;
-#endif
+	int			row = sf_backend_number(false);
 
 	return row >= 0 && row < sf_cell_rows ? row : -1;
 }

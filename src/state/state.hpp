@@ -123,6 +123,30 @@ extern "C"
 #include "datatype/timestamp.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
+#if PG_VERSION_NUM >= 170000
+#include "storage/procnumber.h"		/* MyProcNumber, ParallelLeaderProcNumber */
+#else
+#include "storage/backendid.h"		/* MyBackendId, ParallelLeaderBackendId */
+#endif
+}
+
+/*
+ * This backend's number, 0-based (below MaxBackends for every process that
+ * runs SQL; -1 for one without), or with "leader" its parallel leader's when
+ * it is a parallel worker: the row of the per-backend arrays in shared
+ * memory (state/counters.cpp, state/watermark.cpp).  15 and 16 count
+ * BackendIds from 1, 17 and later ProcNumbers from 0.
+ */
+static inline int
+sf_backend_number(bool leader)
+{
+#if PG_VERSION_NUM >= 170000
+	return leader && ParallelLeaderProcNumber != INVALID_PROC_NUMBER ?
+		ParallelLeaderProcNumber : MyProcNumber;
+#else
+	return (leader && ParallelLeaderBackendId != InvalidBackendId ?
+			ParallelLeaderBackendId : MyBackendId) - 1;
+#endif
 }
 
 /* How far the durable mark is kept ahead of the clock plus the lead. */

@@ -99,11 +99,6 @@ extern "C"
 #include "storage/lwlock.h"
 #include "storage/procarray.h"
 #include "storage/shmem.h"
-#if PG_VERSION_NUM >= 170000
-#include "storage/procnumber.h"		/* MyProcNumber, ParallelLeaderProcNumber */
-#else
-#include "storage/backendid.h"		/* MyBackendId, ParallelLeaderBackendId */
-#endif
 }
 
 /* pairs per entry: one PG_CACHE_LINE_SIZE (128) line on x86 */
@@ -351,15 +346,8 @@ sf_watermark_shmem_init(void)
 static SfWmEntry *
 sf_wm_entry(bool leader)
 {
-	int			index;
+	int			index = sf_backend_number(leader);
 
-#if PG_VERSION_NUM >= 170000
-	index = leader && ParallelLeaderProcNumber != INVALID_PROC_NUMBER ?
-		ParallelLeaderProcNumber : MyProcNumber;
-#else
-	index = (leader && ParallelLeaderBackendId != InvalidBackendId ?
-			 ParallelLeaderBackendId : MyBackendId) - 1;
-#endif
 	/*
 	 * Every process that runs SQL has a number below MaxBackends (sinval's
 	 * slots); one without (an auxiliary process) never generates, and gets
