@@ -40,7 +40,7 @@ def summaries(paths):
 
 def numbers(v):
     """(median, min, max) of a value like '1.04 [0.98-1.10]' or '189 B [188-190 B]'; None if not numeric."""
-    m = re.match(r"(-?[0-9.,]+)(?: B)?(?: \[(-?[0-9.,]+)(?: B)?-(-?[0-9.,]+)(?: B)?\])?$", v)
+    m = re.match(r"(-?[0-9.,]+)(?: B)?(?: \[(-?[0-9.,]+)(?: B)?(?:-| to )([-+]?[0-9.,]+)(?: B)?\])?$", v)
     if not m:
         return None
     f = [None if x is None else float(x.replace(",", "")) for x in m.groups()]

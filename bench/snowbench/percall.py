@@ -21,6 +21,19 @@ function that reads the clock ours reads and nothing else: the floor of any
 clock-based generator), clock_timestamp(), nextval() of a sequence with cache 1
 (what bigserial uses), gen_random_uuid(), and uuidv7() on PostgreSQL 18+.
 
+The commit watermark's cost (issue 29): snowflake_nextval() publishes where
+its shard stands on the first ID of a transaction and clears it at the end;
+later calls pay one compare, which is inside the per-call figure.  The first
+ID's extra is measured in the same rounds, as a difference of differences:
+two procedures run T transactions of one call each (`PERFORM <f>(); COMMIT;`
+in a loop), one calling ours and one the clock-only function, and
+
+    watermark = (ours_tx - clock_tx) / T - (ours - clock per call, streaming)
+
+is what the first ID of a transaction costs beyond a later one: the publish
+and the clear, and any cache misses of ours after a commit (so an upper
+bound on the watermark's share).
+
 What it may call: servers (a started Server with the snowbench extension),
 stats, report (Results).
 """
@@ -31,7 +44,13 @@ SETUP_SQL = """
 CREATE EXTENSION IF NOT EXISTS snowflake;
 CREATE EXTENSION IF NOT EXISTS snowbench;
 CREATE SEQUENCE bench_seq CACHE 1;
+CREATE PROCEDURE bench_tx_ours(n int) LANGUAGE plpgsql
+    AS $$BEGIN FOR i IN 1..n LOOP PERFORM snowflake_nextval(); COMMIT; END LOOP; END$$;
+CREATE PROCEDURE bench_tx_clock(n int) LANGUAGE plpgsql
+    AS $$BEGIN FOR i IN 1..n LOOP PERFORM snowbench_clock(); COMMIT; END LOOP; END$$;
 """
+# one transaction per call: (key, procedure), measured after the streaming queries of a round
+TX = [("tx_ours", "bench_tx_ours"), ("tx_clock", "bench_tx_clock")]
 QUERY = "SELECT count(f) FROM (SELECT {expr} AS f FROM (SELECT generate_series(1, {n}) g) x) s;\n"
 OURS = "snowflake_nextval()"
 BASELINE = "g"
@@ -54,32 +73,42 @@ def expressions(pg_num):
     return out
 
 
-def measure_script(exprs, warm_n, tag="R"):
+def measure_script(exprs, warm_n, tag="R", tx=(), tx_n=0):
     """A psql script: a warm-up of each (i, expression, n), then each measured between two CPU
-    readings; prints 'tag|i|cpu ns' per expression i."""
+    readings; prints 'tag|i|cpu ns' per expression i; then each (key, procedure) of tx called
+    with tx_n transactions, printing 'T|key|cpu ns'."""
     sql = ["SET client_min_messages = warning;\n"]
     for _, expr, _ in exprs:
         sql.append(QUERY.format(expr=expr, n=warm_n))
+    for _, proc in tx:
+        sql.append(f"CALL {proc}({max(tx_n // 20, 100)});\n")
     for i, expr, n in exprs:
         sql.append("SELECT snowbench_cpu_ns() AS c0 \\gset\n")
         sql.append(QUERY.format(expr=expr, n=n))
         sql.append(f"SELECT '{tag}', {i}, snowbench_cpu_ns() - :c0;\n")
+    for key, proc in tx:
+        sql.append("SELECT snowbench_cpu_ns() AS c0 \\gset\n")
+        sql.append(f"CALL {proc}({tx_n});\n")
+        sql.append(f"SELECT 'T', '{key}', snowbench_cpu_ns() - :c0;\n")
     return "".join(sql)
 
 
 def run(srv, cfg, res, pg_num):
-    n, rounds = cfg["percall_n"], cfg["percall_rounds"]
+    n, rounds, tx_n = cfg["percall_n"], cfg["percall_rounds"], cfg["percall_tx"]
     exprs = expressions(pg_num)
     keys = [k for k, _, _, _ in exprs]
     calls = {k: n // div for k, _, _, div in exprs}
     log(f"per call: {len(exprs)} expressions, N = {n:,}, {rounds} rounds")
     ns = {k: [] for k in keys}                     # per call above the baseline, per round
     raw = {k: [] for k in keys}                    # CPU ns of the whole query, per round
+    tx = {"tx_ours_over_clock_ns": [], "watermark_ns": []}   # per transaction, per round
     for r in range(rounds):
         order = rotated(list(range(len(exprs))), r)
-        out = srv.psql(measure_script([(i, exprs[i][2], calls[exprs[i][0]]) for i in order], max(n // 20, 1000)))
+        out = srv.psql(measure_script([(i, exprs[i][2], calls[exprs[i][0]]) for i in order], max(n // 20, 1000),
+                                      tx=rotated(TX, r), tx_n=tx_n))
         cpu = {exprs[int(i)][0]: int(v) for i, v in srv.tagged(out)}
-        if set(cpu) != set(keys):
+        tcpu = {k: int(v) for k, v in srv.tagged(out, "T")}
+        if set(cpu) != set(keys) or set(tcpu) != {k for k, _ in TX}:
             raise RuntimeError(f"per call: could not read the CPU times of round {r + 1}")
         for k in keys:
             raw[k].append(cpu[k])
@@ -88,11 +117,19 @@ def run(srv, cfg, res, pg_num):
             res.add("percall", k, 1, r + 1, "query_cpu_ns", cpu[k])
             if k != "baseline":
                 res.add("percall", k, 1, r + 1, "ns_per_call", ns[k][-1])
+        d_tx = (tcpu["tx_ours"] - tcpu["tx_clock"]) / tx_n
+        tx["tx_ours_over_clock_ns"].append(d_tx)
+        tx["watermark_ns"].append(d_tx - (ns["ours"][-1] - ns["clock"][-1]))
+        for k, v in tcpu.items():
+            res.add("percall", k, 1, r + 1, "query_cpu_ns", v)
+        res.add("percall", "watermark", 1, r + 1, "ns_per_transaction", tx["watermark_ns"][-1])
         log(f"  round {r + 1}: " + ", ".join(f"{k} {ns[k][-1]:.0f}" for k in keys if k != "baseline")
-            + f" ns (baseline {cpu['baseline'] / n:.0f} ns per row)")
+            + f" ns (baseline {cpu['baseline'] / n:.0f} ns per row); first ID of a transaction "
+            f"+{tx['watermark_ns'][-1]:.0f} ns")
     base_per_row = [v / n for v in raw["baseline"]]
     cmp = {k: ratios(ns["ours"], ns[k]) for k in keys if k not in ("baseline", "ours")}
-    res.parts["percall"] = dict(n=n, rounds=rounds, exprs=exprs, ns=ns, base_per_row=base_per_row, ratios=cmp)
+    res.parts["percall"] = dict(n=n, rounds=rounds, exprs=exprs, ns=ns, base_per_row=base_per_row, ratios=cmp,
+                                tx_n=tx_n, tx=tx)
 
 
 def summary_lines(p):
@@ -104,6 +141,7 @@ def summary_lines(p):
     for k, _, _, _ in pc["exprs"]:
         if k not in ("baseline", "ours"):
             out.append(f"percall.{k}_ns = {fmt_range(pc['ns'][k], '.0f')}")
+    out.append(f"percall.watermark_first_id_ns = {fmt_range(pc['tx']['watermark_ns'], '.0f')}")
     return out
 
 
@@ -130,4 +168,18 @@ def section(p):
     L.append("")
     L.append(f"ours / clock-only (`snowbench_clock()`), per round, sorted: {' '.join(f'{v:.2f}' for v in sorted(pc['ratios']['clock']))}"
              + ("" if m is None else f" (median {m:.2f})") + "\n")
+    L += ["### The commit watermark's cost\n",
+          f"In the same rounds, after the queries: {pc['tx_n']:,} transactions of one call each "
+          "(`CALL bench_tx_ours(T)`: `PERFORM snowflake_nextval(); COMMIT;` in a PL/pgSQL loop, and the "
+          "same with `snowbench_clock()`), the order rotating. A first ID publishes where the shard "
+          "stands and the commit clears it; later IDs of a transaction pay one compare, which is "
+          "inside the per-call figure above.\n",
+          "| per transaction of one ID, median [min-max] | CPU ns |",
+          "|---|---:|",
+          f"| ours - clock-only, per transaction | {fmt_range(pc['tx']['tx_ours_over_clock_ns'], '.0f')} |",
+          f"| ours - clock-only, per call in one query (above) | "
+          f"{fmt_range([a - b for a, b in zip(pc['ns']['ours'], pc['ns']['clock'])], '.0f')} |",
+          f"| **first ID's extra** (the difference; includes cache misses after a commit) | "
+          f"{fmt_range(pc['tx']['watermark_ns'], '.0f')} |",
+          ""]
     return L

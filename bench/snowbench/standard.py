@@ -30,9 +30,9 @@ from .servers import Server, log
 from .stats import fmt_range, summary
 
 MODES = {
-    "full":  dict(percall_rounds=21, percall_n=2_000_000, contention_rounds=31, contention_n=2_000_000,
+    "full":  dict(percall_rounds=21, percall_n=2_000_000, percall_tx=100_000, contention_rounds=31, contention_n=2_000_000,
                   insert_rounds=12, insert_t=10_000, prefill=500_000),
-    "quick": dict(percall_rounds=11, percall_n=500_000, contention_rounds=15, contention_n=500_000,
+    "quick": dict(percall_rounds=11, percall_n=500_000, percall_tx=30_000, contention_rounds=15, contention_n=500_000,
                   insert_rounds=6, insert_t=2_000, prefill=50_000),
 }
 PARTS = ("percall", "contention", "inserts")
