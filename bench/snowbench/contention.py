@@ -15,6 +15,13 @@ virtual machine the 2-backend figure is often bimodal (the two vCPUs share a
 core, or do not), so the distribution of the per-round ratio is printed, not
 only its median.
 
+A control in the same rounds: one and two backends calling the clock-only
+function snowbench_clock() on the 'atomic' server, which share nothing.  Its
+2 / 1 ratio is what the machine alone does to two busy backends (two vCPUs
+placed on one physical core run each other's instructions at part speed),
+so (ours 2 / 1) / (clock-only 2 / 1) per round is the part of the ratio the
+shared state word adds.
+
 What it may call: servers, stats, percall (QUERY, SETUP_SQL), report (Results).
 """
 import subprocess
@@ -33,6 +40,7 @@ snowflake.generator = '{generator}'
 """
 LOCK = 727274                   # the advisory lock the backends wait on to start together
 EXPR = "snowflake_nextval()"
+CLOCK = "snowbench_clock()"     # the control: shares nothing between backends
 
 
 def worker_script(expr, n, warm_n, barrier):
@@ -93,40 +101,49 @@ def one_config(srv, backends, expr, n):
 
 def run(servers, cfg, res):
     n, rounds = cfg["contention_n"], cfg["contention_rounds"]
-    configs = [(g, b, e) for g in GENERATORS for b in (1, 2) for e in ("g", EXPR)]
+    configs = [(g, b, e) for g in GENERATORS for b in (1, 2) for e in ("g", EXPR)] + \
+        [("atomic", b, CLOCK) for b in (1, 2)]
     log(f"contention: 1 and 2 backends on one shard, generators {', '.join(GENERATORS)}, N = {n:,} "
         f"per backend, {rounds} rounds")
     for s in servers.values():
         gen = s.value("SHOW snowflake.generator")
         if gen != s.name:
             raise RuntimeError(f"server {s.name} runs snowflake.generator = {gen}")
-    per_call = {(g, b): [] for g in GENERATORS for b in (1, 2)}
+    per_call = {(g, b): [] for g in GENERATORS + ("clock",) for b in (1, 2)}
     overlap = {g: [] for g in GENERATORS}
     oncpu = {(g, b): [] for g in GENERATORS for b in (1, 2)}
     for r in range(rounds):
         cpu = {}
         for g, b, e in rotated(configs, r):
             cpu[(g, b, e)], ov, share = one_config(servers[g], b, e, n)
-            if e != "g":
+            if e == EXPR:
                 oncpu[(g, b)].append(share)
                 res.add("contention", g, b, r + 1, "on_cpu_share", share)
-            if b == 2 and e != "g":
+            if b == 2 and e == EXPR:
                 overlap[g].append(ov)
                 res.add("contention", g, b, r + 1, "overlap", ov)
             for i, v in enumerate(cpu[(g, b, e)]):
-                res.add("contention", f"{g} {'baseline' if e == 'g' else 'nextval'} backend{i + 1}", b, r + 1,
-                        "query_cpu_ns", v)
+                what = {"g": "baseline", EXPR: "nextval", CLOCK: "clock"}[e]
+                res.add("contention", f"{g} {what} backend{i + 1}", b, r + 1, "query_cpu_ns", v)
         for g in GENERATORS:
             for b in (1, 2):
                 # mean over the backends of (query - baseline of the same backend count) / N
                 v = (sum(cpu[(g, b, EXPR)]) / b - sum(cpu[(g, b, "g")]) / b) / n
                 per_call[(g, b)].append(v)
                 res.add("contention", g, b, r + 1, "ns_per_call", v)
+        for b in (1, 2):
+            v = (sum(cpu[("atomic", b, CLOCK)]) / b - sum(cpu[("atomic", b, "g")]) / b) / n
+            per_call[("clock", b)].append(v)
+            res.add("contention", "clock", b, r + 1, "ns_per_call", v)
         log(f"  round {r + 1}: " + ", ".join(
-            f"{g} {per_call[(g, 1)][-1]:.0f} -> {per_call[(g, 2)][-1]:.0f} ns" for g in GENERATORS))
+            f"{g} {per_call[(g, 1)][-1]:.0f} -> {per_call[(g, 2)][-1]:.0f} ns" for g in GENERATORS + ("clock",)))
     res.parts["contention"] = dict(
         n=n, rounds=rounds, per_call=per_call, overlap=overlap, oncpu=oncpu,
-        ratio={g: ratios(per_call[(g, 2)], per_call[(g, 1)]) for g in GENERATORS})
+        ratio={g: ratios(per_call[(g, 2)], per_call[(g, 1)]) for g in GENERATORS + ("clock",)})
+    c = res.parts["contention"]
+    # per round: ours 2 / 1 over the clock-only control's 2 / 1 (the rounds where both exist)
+    c["over_clock"] = {g: [a / b for a, b in zip(c["ratio"][g], c["ratio"]["clock"]) if b > 0]
+                       for g in GENERATORS}
 
 
 def summary_lines(p):
@@ -136,6 +153,9 @@ def summary_lines(p):
         out.append(f"contention.{g}.two_over_one = {fmt_range(c['ratio'][g])}")
         out.append(f"contention.{g}.one_ns = {fmt_range(c['per_call'][(g, 1)], '.0f')}")
         out.append(f"contention.{g}.two_ns = {fmt_range(c['per_call'][(g, 2)], '.0f')}")
+    out.append(f"contention.clock.two_over_one = {fmt_range(c['ratio']['clock'])}")
+    for g in GENERATORS:
+        out.append(f"contention.{g}.two_over_one_over_clock = {fmt_range(c['over_clock'][g])}")
     out.append(f"contention.lwlock_over_atomic.two = "
                f"{fmt_range(ratios(c['per_call'][('lwlock', 2)], c['per_call'][('atomic', 2)]))}")
     return out
@@ -147,7 +167,7 @@ def section(p):
          f"`snowflake_nextval()` on shard 0, N = {c['n']:,} calls per backend per query, CPU time per call "
          "above the baseline (the same query with `g`, run by the same number of backends in the same round), "
          "for 2 backends the mean of the two. The two backends wait on an advisory lock and start together; "
-         f"{c['rounds']} rounds, the 8 configurations in an order rotating by round. Median [min-max].\n",
+         f"{c['rounds']} rounds, the 10 configurations in an order rotating by round. Median [min-max].\n",
          "| generator | 1 backend, ns per call | 2 backends, ns per call | 2 / 1 per round | overlap of the 2 queries "
          "| on a CPU, 1 backend | on a CPU, 2 backends |",
          "|---|---:|---:|---:|---:|---:|---:|"]
@@ -155,7 +175,13 @@ def section(p):
         L.append(f"| `{g}` | {fmt_range(c['per_call'][(g, 1)], '.1f')} | {fmt_range(c['per_call'][(g, 2)], '.1f')} "
                  f"| {fmt_range(c['ratio'][g])} | {fmt_range(c['overlap'][g], '.0%')} "
                  f"| {fmt_range(c['oncpu'][(g, 1)], '.0%')} | {fmt_range(c['oncpu'][(g, 2)], '.0%')} |")
+    L.append(f"| control: `{CLOCK}` (shares nothing) | {fmt_range(c['per_call'][('clock', 1)], '.1f')} "
+             f"| {fmt_range(c['per_call'][('clock', 2)], '.1f')} | {fmt_range(c['ratio']['clock'])} | | | |")
     L.append("")
+    L.append("What the shared state adds, per round (ours 2 / 1) / (clock-only 2 / 1): "
+             + ", ".join(f"`{g}` {fmt_range(c['over_clock'][g])}" for g in GENERATORS)
+             + ". The control's 2 / 1 is what the machine alone does to two busy backends (above 1 when "
+             "the two vCPUs share a physical core).\n")
     L.append("Overlap: the part of the longer query's wall time during which both ran. On a CPU: the backend's "
              "CPU time over its query's wall time; well below 100% means other work shared the cores, and two "
              "backends then seldom ran at the same instant (less contention than on a quiet machine).\n")

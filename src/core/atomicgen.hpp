@@ -215,11 +215,33 @@ uint64_t seal_word(const Layout &l, uint64_t word) noexcept;
  * *now_out gets the clock reading used.  start_sequence is next_run's: the
  * sequence a millisecond the clock opens starts at (snowflake.sequence_start),
  * drawn once per call by the caller; a retry reuses it.
+ *
+ * The guess (optional, one per caller and shard): the word this caller's
+ * last successful CAS installed.  The first attempt computes from it and
+ * CASes it without loading the word first.  Alone on a shard the guess is
+ * the word, and the call saves a load; when another backend moved the word,
+ * the failed CAS hands back the current word with the cache line already
+ * held for writing, so the retry usually succeeds at once: one transfer of
+ * the line per call instead of two (a shared copy for the load, then
+ * ownership for the CAS).  Why it is safe: the word never recurs, so a CAS
+ * that expects the guess succeeds only if the word stayed the guess since
+ * this caller installed it; a seal or resume that came before that install
+ * stored its lowered reserved before its own CAS, which came before ours
+ * (a full barrier), and "reserved" is read after it, as after a load.  A
+ * guess that gives anything but Issued is never acted on: the word is
+ * loaded and the step computed again.
  */
+struct StateGuess
+{
+	uint64_t	word;
+	bool		valid;			/* word is what this caller's last CAS installed */
+};
+
 template <typename Ops>
 SF_ALWAYS_INLINE AtomicStep
 atomic_issue(Ops &ops, const Layout &l, int64_t shard, int64_t max_lead_ms,
-			 int64_t max_count, int64_t *now_out, int64_t start_sequence = 0) noexcept
+			 int64_t max_count, int64_t *now_out, int64_t start_sequence = 0,
+			 StateGuess *guess = nullptr) noexcept
 {
 	uint64_t	clock_word = ops.load_clock();
 	int64_t		now = ops.now();
@@ -235,7 +257,8 @@ atomic_issue(Ops &ops, const Layout &l, int64_t shard, int64_t max_lead_ms,
 	 * between the load and the CAS, the less often another backend's CAS
 	 * comes in between on a shared shard.
 	 */
-	uint64_t	word = ops.load_state();
+	bool		guessed = guess != nullptr && guess->valid;
+	uint64_t	word = guessed ? guess->word : ops.load_state();
 	int64_t		reserved = ops.load_reserved();
 
 	for (;;)
@@ -244,9 +267,21 @@ atomic_issue(Ops &ops, const Layout &l, int64_t shard, int64_t max_lead_ms,
 									 start_sequence);
 
 		s.step.stepped_back = stepped_back;
-		if (s.step.outcome != Outcome::Issued || ops.cas_state(word, s.word))
+		if (s.step.outcome == Outcome::Issued)
+		{
+			if (ops.cas_state(word, s.word))
+			{
+				if (guess != nullptr)
+					*guess = StateGuess{s.word, true};
+				return s;
+			}
+			/* word is the current state now; reserved must be read after it */
+		}
+		else if (!guessed)
 			return s;
-		/* word is the current state now; reserved must be read after it */
+		else
+			word = ops.load_state();	/* decide only on a word read */
+		guessed = false;
 		reserved = ops.load_reserved();
 	}
 }

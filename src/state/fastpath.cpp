@@ -16,6 +16,9 @@ extern "C"
 #include "storage/lwlock.h"
 }
 
+ShardSlot  *sf_guess_slot = NULL;
+snowflake::StateGuess sf_guess = {0, false};
+
 /* Sets up a slot's lock-free words from its (resumed) gen, on first use. */
 void
 sf_fastpath_init_slot(ShardSlot *slot)

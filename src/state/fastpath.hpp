@@ -73,6 +73,13 @@ struct SfSlotOps
 };
 
 /*
+ * This backend's guess of a slot's state word (atomicgen.hpp's StateGuess):
+ * the word its last successful step on sf_guess_slot installed.
+ */
+extern ShardSlot *sf_guess_slot;
+extern snowflake::StateGuess sf_guess;
+
+/*
  * One lock-free step: issues a run of up to max_count IDs into *step, or
  * says why not (Wait, NeedReservation and the refusals are handled by the
  * caller, as for the LWLock generator).  A millisecond the clock opens starts
@@ -87,9 +94,16 @@ sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *
 {
 	SfSlotOps	ops = {slot};
 	int64_t		reading;
+
+	if (unlikely(slot != sf_guess_slot))
+	{
+		sf_guess_slot = slot;
+		sf_guess.valid = false;
+	}
+
 	snowflake::AtomicStep s = snowflake::atomic_issue(ops, sf_layout, slot->shard_id,
 													  sf_lead_units(), max_count, &reading,
-													  start_sequence);
+													  start_sequence, &sf_guess);
 
 	*now = reading;
 	if (unlikely(s.drew))

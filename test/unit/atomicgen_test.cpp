@@ -386,6 +386,51 @@ TEST(AtomicIssueTest, SealLowersToTheLastTimestamp)
 	EXPECT_EQ(w.reserved.load(), 1000);
 }
 
+TEST(AtomicIssueTest, GuessIsOnlyAShortcut)
+{
+	World		w;
+	TestOps		ops(w);
+	int64_t		now = 0;
+	StateGuess	guess = {0, false};
+
+	w.reserved.store(5000);
+	AtomicStep	s = atomic_issue(ops, kLayout, kShard, 1000, 1, &now, 0, &guess);
+
+	ASSERT_EQ(s.step.outcome, Outcome::Issued);
+	EXPECT_TRUE(guess.valid);
+	EXPECT_EQ(guess.word, w.state.load()) << "the guess is the word the CAS installed";
+
+	/* another caller moved the word: the guess's CAS fails, the step is taken from the word */
+	uint64_t	moved = pack_state(kLayout, 1000, 77);
+
+	w.state.store(moved);
+	s = atomic_issue(ops, kLayout, kShard, 1000, 1, &now, 0, &guess);
+	ASSERT_EQ(s.step.outcome, Outcome::Issued);
+	EXPECT_EQ(s.step.id, encode(kLayout, 1000, kShard, 78));
+	EXPECT_EQ(guess.word, w.state.load());
+
+	/* a seal after the guess: the call reads the lowered mark, as without a guess */
+	EXPECT_EQ(atomic_seal(ops, kLayout), 1000);
+	s = atomic_issue(ops, kLayout, kShard, 1000, 1, &now, 0, &guess);
+	EXPECT_EQ(s.step.outcome, Outcome::NeedReservation);
+	EXPECT_EQ(s.step.wanted, 1001);
+
+	/*
+	 * A stale guess that would refuse (its timestamp above the mark) is never
+	 * acted on: the word is read, and it issues.
+	 */
+	World		w2;
+	TestOps		ops2(w2);
+	StateGuess	stale = {pack_state(kLayout, 1999, 5), true};
+
+	w2.reserved.store(1500);
+	w2.state.store(pack_state(kLayout, 999, 5));
+	s = atomic_issue(ops2, kLayout, kShard, 2000, 1, &now, 0, &stale);
+	ASSERT_EQ(s.step.outcome, Outcome::Issued);
+	EXPECT_EQ(s.step.id, encode(kLayout, 1000, kShard, 0));
+	EXPECT_EQ(stale.word, w2.state.load());
+}
+
 /*---- the loops, many threads on one word ----*/
 
 namespace
@@ -393,7 +438,11 @@ namespace
 
 constexpr int kThreads = 8;
 
-/* Runs "calls" atomic_issue calls in each of kThreads threads. */
+/*
+ * Runs "calls" atomic_issue calls in each of kThreads threads; the odd
+ * threads pass a guess of the word (StateGuess), as the PostgreSQL glue
+ * does, the even ones load it: both kinds race on the same word.
+ */
 template <typename OnStep>
 std::vector<std::vector<IdRun>>
 hammer(World &w, int calls, int64_t lead, bool batches, OnStep on_step, unsigned yield_mask = 0)
@@ -407,6 +456,7 @@ hammer(World &w, int calls, int64_t lead, bool batches, OnStep on_step, unsigned
 			TestOps		ops(w);
 			std::mt19937 rng((unsigned) t * 7919u + 1);
 			int64_t		now;
+			StateGuess	guess = {0, false};
 
 			ops.yield_mask = yield_mask;
 			ready.fetch_add(1);
@@ -415,7 +465,8 @@ hammer(World &w, int calls, int64_t lead, bool batches, OnStep on_step, unsigned
 			for (int i = 0; i < calls; i++)
 			{
 				int64_t		max_count = batches ? (int64_t) (rng() % 3000) + 1 : 1;
-				AtomicStep	s = atomic_issue(ops, w.layout, kShard, lead, max_count, &now);
+				AtomicStep	s = atomic_issue(ops, w.layout, kShard, lead, max_count, &now, 0,
+											 t % 2 == 1 ? &guess : nullptr);
 
 				if (!on_step(t, s))
 					break;
