@@ -54,6 +54,13 @@
  *	  one CAS.  The state word strictly increases with
  *	  every install (it orders like the IDs), so a CAS that expects an old
  *	  value always fails: IDs of a shard strictly increase in CAS order.
+ *	  The first CAS of a call may instead expect the word this backend's own
+ *	  last CAS on the slot installed (sf_guess, atomicgen.hpp's StateGuess)
+ *	  without loading it: that CAS succeeds only if the word has not moved
+ *	  since this backend's full-barrier CAS, and reserved_offset is read
+ *	  after that CAS, so the seal argument below holds as for a load; a
+ *	  failed CAS returns the current word, and the call goes on from it as
+ *	  from a load.  A guess is never acted on unless it issues.
  *	- The mark is durable before reserved_offset is raised: sf_move_mark
  *	  fsyncs the file and inserts the WAL record, then writes reserved_offset
  *	  (inside the slot lock, a full barrier).  A call that read the raised
