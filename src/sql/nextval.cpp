@@ -313,7 +313,12 @@ sf_issue_slow(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shar
 			else
 			{
 				sf_watermark_hold(slot, false);	/* commit watermark: first ID of the transaction */
-				sf_fastpath_step(slot, max_count, &now, &step, sf_start_sequence());
+				if (sf_fastpath_step(slot, max_count, &now, &step, sf_start_sequence()))
+				{
+					/* issued with nothing to report: only id and count were set */
+					step.outcome = Outcome::Issued;
+					step.stepped_back = 0;
+				}
 			}
 			if (step.outcome == Outcome::Wait)
 			{
@@ -402,8 +407,7 @@ sf_issue(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shard)
 
 		sf_watermark_hold(slot, false);	/* commit watermark: first ID of the transaction */
 		/* the draw is per backend, no lock */
-		sf_fastpath_step(slot, max_count, &now, &step, sf_start_sequence());
-		if (likely(step.outcome == Outcome::Issued && step.stepped_back == 0))
+		if (likely(sf_fastpath_step(slot, max_count, &now, &step, sf_start_sequence())))
 		{
 			if (count)
 				*count = step.count;
