@@ -5,8 +5,8 @@
 # generators) and inserts (paired rounds of each key type against ours), on
 # scratch servers of the installed extension.  Method: bench/README.md.
 #
-#   bash bench/run.sh            # all three parts (about 20 minutes on 2 cores)
-#   bash bench/run.sh --quick    # fewer calls and rows, the minimum rounds (about 3 minutes)
+#   bash bench/run.sh            # all three parts (4 to 20 minutes on 2 cores)
+#   bash bench/run.sh --quick    # fewer calls and rows, the minimum rounds (1 to 3 minutes)
 #   bash bench/run.sh --percall | --contention | --inserts   # some parts only (combinable)
 #   bash bench/run.sh --chroot 18 [--quick] [--inserts ...]  # the same in the PostgreSQL 18
 #                                # chroot of scripts/chroot.sh (root; builds and installs there)

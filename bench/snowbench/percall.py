@@ -125,7 +125,7 @@ def run(srv, cfg, res, pg_num):
         res.add("percall", "watermark", 1, r + 1, "ns_per_transaction", tx["watermark_ns"][-1])
         log(f"  round {r + 1}: " + ", ".join(f"{k} {ns[k][-1]:.0f}" for k in keys if k != "baseline")
             + f" ns (baseline {cpu['baseline'] / n:.0f} ns per row); first ID of a transaction "
-            f"+{tx['watermark_ns'][-1]:.0f} ns")
+            f"{tx['watermark_ns'][-1]:+.0f} ns")
     base_per_row = [v / n for v in raw["baseline"]]
     cmp = {k: ratios(ns["ours"], ns[k]) for k in keys if k not in ("baseline", "ours")}
     res.parts["percall"] = dict(n=n, rounds=rounds, exprs=exprs, ns=ns, base_per_row=base_per_row, ratios=cmp,
