@@ -742,7 +742,8 @@ sf_taken(SfWorker *w, int64 s)
 
 /*
  * Candidates of the pool: the shard of a claim that got no answer, the
- * remembered one, then free shards from a random one on.  False when every
+ * remembered one, then free shards from a random one on, wrapping around to
+ * the first (so that one round tries every free shard, up to 8).  False when every
  * free shard was refused lately (the state says so) and there is nothing to
  * try.
  */
@@ -772,21 +773,26 @@ sf_pick_from_pool(SfWorker *w, int64 now_ns, SfCandidates *cand)
 				else
 					nfree++;
 			}
-	/* a random free shard: servers starting together rarely collide */
+	/*
+	 * From a random free shard (servers starting together rarely collide)
+	 * to the end of the pool, then from its start to that shard.
+	 */
 	pick = nfree > 0 ? (int64) (random() % nfree) : 0;
-	for (int i = 0; i < sf_pool->count && cand->count < max; i++)
-		for (int64 s = sf_pool->ranges[i].lo; s <= sf_pool->ranges[i].hi && cand->count < max; s++)
-		{
-			if (sf_taken(w, s) || sf_refused_now(w, s, now_ns) || sf_import_shard(s))
-				continue;		/* held, refused lately, or kept for imports */
-			if (pick > 0)
+	for (int pass = 0; pass < 2; pass++)
+	{
+		int64		index = 0;	/* of the free shard, in the pool's order */
+
+		for (int i = 0; i < sf_pool->count && cand->count < max; i++)
+			for (int64 s = sf_pool->ranges[i].lo; s <= sf_pool->ranges[i].hi && cand->count < max; s++)
 			{
-				pick--;
-				continue;
+				if (sf_taken(w, s) || sf_refused_now(w, s, now_ns) || sf_import_shard(s))
+					continue;	/* held, refused lately, or kept for imports */
+				if ((pass == 0) != (index++ >= pick))
+					continue;	/* the other pass's part */
+				if (s != w->remembered && s != w->unanswered)
+					cand->shard[cand->count++] = s;
 			}
-			if (s != w->remembered && s != w->unanswered)
-				cand->shard[cand->count++] = s;
-		}
+	}
 	cand->full = nfree == 0 && nrefused == 0;
 	if (cand->count == 0 && nrefused > 0 && nfree == 0)
 	{
