@@ -125,16 +125,13 @@ def run(servers, cfg, res):
             for i, v in enumerate(cpu[(g, b, e)]):
                 what = {"g": "baseline", EXPR: "nextval", CLOCK: "clock"}[e]
                 res.add("contention", f"{g} {what} backend{i + 1}", b, r + 1, "query_cpu_ns", v)
-        for g in GENERATORS:
+        # (key, server, expression): each generator's calls, and the control on the atomic server
+        for key, g, e in [(g, g, EXPR) for g in GENERATORS] + [("clock", "atomic", CLOCK)]:
             for b in (1, 2):
                 # mean over the backends of (query - baseline of the same backend count) / N
-                v = (sum(cpu[(g, b, EXPR)]) / b - sum(cpu[(g, b, "g")]) / b) / n
-                per_call[(g, b)].append(v)
-                res.add("contention", g, b, r + 1, "ns_per_call", v)
-        for b in (1, 2):
-            v = (sum(cpu[("atomic", b, CLOCK)]) / b - sum(cpu[("atomic", b, "g")]) / b) / n
-            per_call[("clock", b)].append(v)
-            res.add("contention", "clock", b, r + 1, "ns_per_call", v)
+                v = (sum(cpu[(g, b, e)]) / b - sum(cpu[(g, b, "g")]) / b) / n
+                per_call[(key, b)].append(v)
+                res.add("contention", key, b, r + 1, "ns_per_call", v)
         log(f"  round {r + 1}: " + ", ".join(
             f"{g} {per_call[(g, 1)][-1]:.0f} -> {per_call[(g, 2)][-1]:.0f} ns" for g in GENERATORS + ("clock",)))
     res.parts["contention"] = dict(
