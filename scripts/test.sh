@@ -73,7 +73,7 @@ if [ ${#versions[@]} -gt 1 ] || ! pg_runs_here "${versions[0]}"; then
   # Unix sockets in each run's own directory, and each lane draws etcd's
   # TCP ports from its own range (SNOWFLAKE_PORT_LANE, test/perl/EtcdCluster.pm).
   lanes=${SNOWFLAKE_LANES:-2}
-  declare -A lane_of=() log_of=() start_of=() line_of=()
+  declare -A lane_of=() log_of=() start_of=() line_of=() failures_of=()
   free_lanes=()
   for ((i = 0; i < lanes; i++)); do free_lanes+=("$i"); done
   pending=("${versions[@]}")
@@ -100,6 +100,11 @@ if [ ${#versions[@]} -gt 1 ] || ! pg_runs_here "${versions[0]}"; then
     cat "${log_of[$v]}"
     [ "$rc" -eq 0 ] || status=1
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "${log_of[$v]}" | tail -n 1 || true)
+    # what failed, for the digest at the end (CI may show only the tail)
+    failures_of[$v]=$(awk '
+      /^(not ok|#   Failed test|\[  FAILED  \])/ || /^test\/.*\(Wstat: / || /^  Failed tests?: / { print; more = 3; next }
+      more > 0 && /^#  / { print; more--; next }
+      { more = 0 }' "${log_of[$v]}" | head -n 40)
     rm -f "${log_of[$v]}"
     if [ -z "$line" ]; then
       line="0 passed, 1 failed"          # the run died before counting
@@ -132,6 +137,12 @@ if [ ${#versions[@]} -gt 1 ] || ! pg_runs_here "${versions[0]}"; then
     grep '^chroot of PostgreSQL' "$prep_log" || true
     rm -f "$prep_log"
   fi
+  for v in "${versions[@]}"; do
+    if [ -n "${failures_of[$v]:-}" ]; then
+      echo "---- what failed on PostgreSQL $v (the first 40 lines; its log is above)"
+      printf '%s\n' "${failures_of[$v]}"
+    fi
+  done
   printf '%s\n' "${summary[@]}"
   [ "$status" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
   echo "$passed passed, $failed failed"

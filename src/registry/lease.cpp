@@ -766,7 +766,7 @@ sf_pick_from_pool(SfWorker *w, int64 now_ns, SfCandidates *cand)
 		cand->shard[cand->count++] = w->remembered;
 	for (int i = 0; i < sf_pool->count; i++)
 		for (int64 s = sf_pool->ranges[i].lo; s <= sf_pool->ranges[i].hi; s++)
-			if (!sf_taken(w, s))
+			if (!sf_taken(w, s) && !sf_import_shard(s))	/* as the walk below */
 			{
 				if (sf_refused_now(w, s, now_ns))
 					nrefused++;

@@ -291,6 +291,7 @@ sf_issue_slow(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shar
 	SfWaitContext ctx = {-1, 0, 0};
 	int64		registry_wait_us = -1;
 	bool		waited = false;
+	bool		reread = false;
 
 	for (;;)
 	{
@@ -356,6 +357,21 @@ sf_issue_slow(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shar
 					*count = step.count;
 				return step.id;
 			case Outcome::Wait:
+
+				/*
+				 * The lock-free step reads the clock before it loads the
+				 * word, so a backend descheduled in between (a loaded
+				 * machine) brings a reading that is stale by then, and IDs
+				 * issued meanwhile look further ahead of it than the lead.
+				 * Before the first wait, one more step with a fresh reading:
+				 * only a call that is still ahead waits (and counts).  The
+				 * LWLock generator reads the clock under the lock.
+				 */
+				if (sf_generator == SF_GENERATOR_ATOMIC && !reread)
+				{
+					reread = true;
+					break;
+				}
 				sf_wait_for_clock(slot, step, now, &ctx);
 				waited = true;
 				break;
