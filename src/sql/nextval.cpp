@@ -314,12 +314,7 @@ sf_issue_slow(ShardSlot *slot, int64 max_count, int64 *count, bool explicit_shar
 			else
 			{
 				sf_watermark_hold(slot, false);	/* commit watermark: first ID of the transaction */
-				if (sf_fastpath_step(slot, max_count, &now, &step, sf_start_sequence()))
-				{
-					/* issued with nothing to report: only id and count were set */
-					step.outcome = Outcome::Issued;
-					step.stepped_back = 0;
-				}
+				(void) sf_fastpath_step(slot, max_count, &now, &step, sf_start_sequence());
 			}
 			if (step.outcome == Outcome::Wait)
 			{

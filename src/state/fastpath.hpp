@@ -89,10 +89,13 @@ extern snowflake::StateGuess sf_guess;
  * into the caller its Step stays in registers.
  *
  * Returns true for the common case, a run issued with nothing to report
- * (no backward clock step): then only step->id and step->count are set.
- * Otherwise the whole step is copied out and false returned.  (Copying the
- * whole Step on every call made GCC 16 store it in pieces and reload it in
- * 16-byte halves, a store-forwarding stall per call.)
+ * (no backward clock step): then step->outcome is Issued, step->stepped_back
+ * 0, and step->id and step->count the run; the other fields are left as they
+ * were.  Otherwise the whole step is copied out and false returned.  (Copying
+ * the whole Step on every call made GCC 16 store it in pieces and reload it
+ * in 16-byte halves, a store-forwarding stall per call; the four fields are
+ * plain stores, and a caller that reads only id and count lets the compiler
+ * drop the other two.)
  */
 static pg_attribute_always_inline bool
 sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *step,
@@ -121,6 +124,8 @@ sf_fastpath_step(ShardSlot *slot, int64 max_count, int64 *now, snowflake::Step *
 			pg_atomic_fetch_add_u64(&slot->sequence_exhausted, 1);
 		if (likely(s.step.stepped_back == 0))
 		{
+			step->outcome = snowflake::Outcome::Issued;
+			step->stepped_back = 0;
 			step->id = s.step.id;
 			step->count = s.step.count;
 			return true;
