@@ -5,8 +5,9 @@
  *		(state.hpp), created at server start from the records in
  *		pg_snowflake/, and a slot for each shard on its first use.
  *
- * It may call the core, the settings, datadir.cpp (the records read at
- * start) and fastpath.cpp (a slot's lock-free words).  The locking rules are
+ * It may call the core, the settings, slots.cpp (where the memory and
+ * each slot are), counters.cpp, datadir.cpp (the records read at start) and
+ * fastpath.cpp (a slot's lock-free words).  The locking rules are
  * in state.hpp.
  *
  *-------------------------------------------------------------------------
@@ -29,60 +30,16 @@ extern "C"
 #include "utils/timestamp.h"
 }
 
-SnowflakeShared *sf_shared = NULL;
-
 #define SF_FIXED_LOCKS 2		/* file_lock, assign_lock; then one per slot */
 
-/* Set by the registry's init when a registry is in use (state.hpp). */
-bool		sf_slot_caps = false;
-
 /*---- shared memory ----*/
-
-/*
- * Slots: one per shard usable since start, never more than there are shards
- * (known from the settings alone, before sf_shared exists).
- */
-int
-sf_num_slots(void)
-{
-	return (int) Min((int64) sf_max_shards, sf_layout.max_shard_id() + 1);
-}
-
-static Size
-sf_index_offset(void)
-{
-	return MAXALIGN(sizeof(SnowflakeShared));
-}
-
-static Size
-sf_slots_offset(void)
-{
-	return sf_index_offset() +
-		MAXALIGN(sizeof(pg_atomic_uint32) * (Size) (sf_layout.max_shard_id() + 1));
-}
 
 /* The shared memory to ask for (the module's shmem_request_hook, snowflake.cpp). */
 Size
 sf_shmem_size(void)
 {
-	/* room to align the slots to a cache line (see sf_slot), then the counters' cells */
-	return sf_slots_offset() + PG_CACHE_LINE_SIZE + sizeof(ShardSlot) * (Size) sf_num_slots() +
-		sf_counters_size();
-}
-
-/* The shard index: slot number + 1 of each shard, 0 when it has none. */
-static pg_atomic_uint32 *
-sf_index(void)
-{
-	return (pg_atomic_uint32 *) ((char *) sf_shared + sf_index_offset());
-}
-
-ShardSlot *
-sf_slot(int i)
-{
-	/* cache-line aligned, so that two shards never share a line */
-	return (ShardSlot *) TYPEALIGN(PG_CACHE_LINE_SIZE,
-								   (char *) sf_shared + sf_slots_offset()) + i;
+	/* the slots (slots.cpp), then the counters' cells */
+	return sf_slots_size() + sf_counters_size();
 }
 
 /* The LWLocks of the tranche SNOWFLAKE_TRANCHE to ask for. */
@@ -311,17 +268,6 @@ sf_slot_available(int64 shard)
 {
 	return pg_atomic_read_u32(&sf_index()[shard]) > 0 ||
 		(int) pg_atomic_read_u32(&sf_shared->used_slots) < sf_shared->num_slots;
-}
-
-/*
- * Makes every backend's next generating call take all its checks again
- * (nextval.cpp's ready test), after a change they depend on; a full barrier,
- * so the change is seen by a call that sees the new generation.
- */
-void
-sf_invalidate_ready(void)
-{
-	pg_atomic_fetch_add_u64(&sf_shared->ready_generation, 1);
 }
 
 /* Errors out unless the library was preloaded and its recorded layout is sound. */

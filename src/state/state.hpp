@@ -312,6 +312,13 @@ typedef enum SfRefusal
 	SF_REFUSE_STATE				/* generation only */
 } SfRefusal;
 
+/* slots.cpp: where the shared memory and each slot are (see SnowflakeShared). */
+int			sf_num_slots(void);
+Size		sf_slots_size(void);
+pg_atomic_uint32 *sf_index(void);
+ShardSlot  *sf_slot(int i);
+void		sf_invalidate_ready(void);
+
 /*
  * shmem.cpp.  The module's one shmem_request_hook asks for sf_shmem_size()
  * bytes and sf_shmem_lock_count() locks of SNOWFLAKE_TRANCHE; its one
@@ -319,20 +326,18 @@ typedef enum SfRefusal
  */
 #define SNOWFLAKE_TRANCHE "snowflake"
 Size		sf_shmem_size(void);
-int			sf_num_slots(void);
 int			sf_shmem_lock_count(void);
 void		sf_shmem_init(void);
 void		sf_require_ready(void);
 void		sf_require_generation_ready(void);
-ShardSlot  *sf_slot(int i);
 ShardSlot  *sf_slot_for_shard(int64 shard, bool logical, int64 start_above);
 ShardSlot  *sf_slot_if_any(int64 shard);
 ShardSlot  *sf_slot_for_import(int64 shard, int64 reserved_offset, int64 live_from);
 bool		sf_slot_available(int64 shard);
-void		sf_invalidate_ready(void);
 
 /*
- * A hook for the registry (set in _PG_init, before shared memory exists):
+ * A hook for the registry (set in _PG_init, before shared memory exists;
+ * defined in slots.cpp):
  * slots start with cap -1, so that no shard reserves anything until the
  * registry has published a freshness mark for it.
  */
