@@ -26,7 +26,6 @@ use warnings;
 
 use IO::Socket::INET;
 use IPC::Run;
-use Time::Local qw(timegm);
 use POSIX ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -321,26 +320,21 @@ like($why // '', qr/the registry lease of shard 6 is not known to be valid/,
 ok(($last_ok // 0) > $deadline - 1.0,
 	sprintf('the last ID came %.2f s before the lease deadline (%.1f s after the cut)',
 		$deadline - ($last_ok // 0), ($last_ok // 0) - $cut));
-# from PostgreSQL 19 on, the test clusters' log_line_prefix has the backend
-# type before the PID ("... UTC snowflake registry worker[123] LOG:")
 # The worker logs it on its next tick after the deadline, which can come after
 # a backend's own check of the deadline refused (the worker may be in a
 # request to the stopped etcd, bounded by the deadline, or descheduled): the
 # log is read until the line is there, for up to 15 s; the line's own time
 # must still be within 1 s of the deadline.
-my ($log, $y_, $mo, $d, $h, $mi, $sec);
-for my $try (1 .. 150)
+my $logged;
+for (1 .. 150)
 {
-	$log = slurp_file($o->logfile);
-	($y_, $mo, $d, $h, $mi, $sec) = $log =~
-	  /(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):([\d.]+) UTC [^\[\n]*\[\d+\] LOG:  snowflake registry: the lease deadline of shard 6 passed/;
-	last if defined $sec;
+	($logged) = log_times($o, qr/LOG:  snowflake registry: the lease deadline of shard 6 passed/);
+	last if defined $logged;
 	sleep 0.1;
 }
-ok(defined $sec, 'the lease deadline is logged');
-if (defined $sec)
+ok(defined $logged, 'the lease deadline is logged');
+if (defined $logged)
 {
-	my $logged = timegm(0, $mi, $h, $d, $mo - 1, $y_) + $sec;
 	ok($logged - $deadline < 1.0,
 		sprintf('on time: %.2f s after the deadline', $logged - $deadline));
 }

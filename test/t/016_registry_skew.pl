@@ -18,7 +18,6 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
-use Time::Local qw(timegm);
 
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
@@ -65,18 +64,15 @@ sub worker_clock_faked
 	my ($node, $started, $offset) = @_;
 	for (1 .. 300)
 	{
-		my $log = slurp_file($node->logfile, $offset);
-		my $now = time;
-		# the worker's lines (from PostgreSQL 19 on, log_line_prefix has the
-		# backend type before the PID)
-		if ($log =~ /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):([\d.]+) UTC [^\[\n]*\[(\d+)\] LOG:  snowflake registry: /m)
+		my ($printed) = log_times($node, qr/\] LOG:  snowflake registry: /, $offset);
+		my $now = time;    # after the read
+		if (defined $printed)
 		{
-			my $printed = timegm(0, $5, $4, $3, $2 - 1, $1) + $6;
 			my $faked = $printed > $now + 0.5;
 			my $say = $faked ? \&note : \&diag;
-			$say->(sprintf('the registry worker (PID %d) printed its first line %.1f s from the '
-				  . 'real time (%.1f s after the start)%s',
-					$7, $printed - $now, $printed - $started,
+			$say->(sprintf('the registry worker printed its first line %.1f s from the real '
+				  . 'time (%.1f s after the start)%s',
+					$printed - $now, $printed - $started,
 					$faked ? '' : ': its clock is not faked'));
 			return $faked;
 		}
@@ -104,47 +100,45 @@ unless (worker_clock_faked($a, $started, $offset))
 	$reg->stop;
 	plan skip_all => $unfaked;
 }
-{
-	ok($a->poll_query_until('postgres', q{SELECT state = 'clock skew' FROM snowflake_registry}),
-		'a clock 5 s ahead: state "clock skew"');
-	my ($skew, $error) = split /\|/,
-	  $a->safe_psql('postgres', 'SELECT clock_skew_ms, clock_skew_error_ms FROM snowflake_registry');
-	ok(abs($skew - 5000) <= 500 && $error < 500,
-		"the view shows the skew: $skew ms, give or take $error ms");
-	my ($ret, $out, $err) = $a->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowflake_nextval()");
-	like($err, qr/ERROR:  55000: cannot generate snowflake IDs: this server's clock is too far from the registry's to claim a shard/,
-		'generation refuses (55000), saying why');
-	like($err, qr/DETAIL:  This server's clock is \d+ ms ahead of the PostgreSQL registry's \(give or take \d+ ms\), more than snowflake\.registry_max_skew \(1000 ms\)/,
-		'the detail gives the skew and the limit');
-	ok($a->log_contains(qr/LOG:  snowflake registry: not claiming a shard: this server's clock is \d+ ms ahead of the PostgreSQL registry's/),
-		'and the log says so');
-	is($reg->safe_psql('registry', 'SELECT count(*) FROM snowflake_registry.claims'), '0',
-		'it claimed nothing');
+ok($a->poll_query_until('postgres', q{SELECT state = 'clock skew' FROM snowflake_registry}),
+	'a clock 5 s ahead: state "clock skew"');
+my ($skew, $error) = split /\|/,
+  $a->safe_psql('postgres', 'SELECT clock_skew_ms, clock_skew_error_ms FROM snowflake_registry');
+ok(abs($skew - 5000) <= 500 && $error < 500,
+	"the view shows the skew: $skew ms, give or take $error ms");
+my ($ret, $out, $err) = $a->psql('postgres', "\\set VERBOSITY verbose\nSELECT snowflake_nextval()");
+like($err, qr/ERROR:  55000: cannot generate snowflake IDs: this server's clock is too far from the registry's to claim a shard/,
+	'generation refuses (55000), saying why');
+like($err, qr/DETAIL:  This server's clock is \d+ ms ahead of the PostgreSQL registry's \(give or take \d+ ms\), more than snowflake\.registry_max_skew \(1000 ms\)/,
+	'the detail gives the skew and the limit');
+ok($a->log_contains(qr/LOG:  snowflake registry: not claiming a shard: this server's clock is \d+ ms ahead of the PostgreSQL registry's/),
+	'and the log says so');
+is($reg->safe_psql('registry', 'SELECT count(*) FROM snowflake_registry.claims'), '0',
+	'it claimed nothing');
 
-	# a larger limit, by a reload: it claims
-	$a->safe_psql('postgres', "ALTER SYSTEM SET snowflake.registry_max_skew = '10s'");
-	$a->reload;
-	wait_generating($a, 'a with snowflake.registry_max_skew = 10s');
-	is(held_shard($a), '4', 'it claimed its shard');
-	like($reg->safe_psql('registry',
-			q{SELECT round(extract(epoch FROM holder_clock - last_heartbeat)) FROM snowflake_registry.claims
-			  WHERE status = 'active'}),
-		qr/^[45]$/, 'the registry row carries the holder\'s own clock, about 5 s ahead of the registry\'s');
+# a larger limit, by a reload: it claims
+$a->safe_psql('postgres', "ALTER SYSTEM SET snowflake.registry_max_skew = '10s'");
+$a->reload;
+wait_generating($a, 'a with snowflake.registry_max_skew = 10s');
+is(held_shard($a), '4', 'it claimed its shard');
+like($reg->safe_psql('registry',
+		q{SELECT round(extract(epoch FROM holder_clock - last_heartbeat)) FROM snowflake_registry.claims
+		  WHERE status = 'active'}),
+	qr/^[45]$/, 'the registry row carries the holder\'s own clock, about 5 s ahead of the registry\'s');
 
-	# the limit back at 1 s while it holds: it warns, and keeps its shard
-	$a->safe_psql('postgres', 'ALTER SYSTEM RESET snowflake.registry_max_skew');
-	$a->reload;
-	wait_log($a, qr/WARNING:  snowflake registry: this server's clock is \d+ ms ahead of the PostgreSQL registry's/,
-		'a holder beyond the limit warns');
-	is($a->safe_psql('postgres', 'SELECT state, generating FROM snowflake_registry'), 'held|t',
-		'and keeps its shard');
-	like($a->safe_psql('postgres', 'SELECT snowflake_nextval()'), qr/^\d+$/, 'and generates');
-	set_clock_ms($a, 0);
-	wait_log($a, qr/LOG:  snowflake registry: this server's clock is back within snowflake\.registry_max_skew/,
-		'its clock back in step, it says so');
-	ok($a->poll_query_until('postgres', 'SELECT abs(clock_skew_ms) < 500 FROM snowflake_registry'),
-		'and the view shows the small skew');
-}
+# the limit back at 1 s while it holds: it warns, and keeps its shard
+$a->safe_psql('postgres', 'ALTER SYSTEM RESET snowflake.registry_max_skew');
+$a->reload;
+wait_log($a, qr/WARNING:  snowflake registry: this server's clock is \d+ ms ahead of the PostgreSQL registry's/,
+	'a holder beyond the limit warns');
+is($a->safe_psql('postgres', 'SELECT state, generating FROM snowflake_registry'), 'held|t',
+	'and keeps its shard');
+like($a->safe_psql('postgres', 'SELECT snowflake_nextval()'), qr/^\d+$/, 'and generates');
+set_clock_ms($a, 0);
+wait_log($a, qr/LOG:  snowflake registry: this server's clock is back within snowflake\.registry_max_skew/,
+	'its clock back in step, it says so');
+ok($a->poll_query_until('postgres', 'SELECT abs(clock_skew_ms) < 500 FROM snowflake_registry'),
+	'and the view shows the small skew');
 $a->stop;
 $reg->stop;
 
@@ -169,11 +163,11 @@ SKIP:
 	}
 	ok($a->poll_query_until('postgres', q{SELECT state = 'clock skew' FROM snowflake_registry}),
 		'etcd, a clock 5 s ahead: state "clock skew"');
-	my ($skew, $error) = split /\|/,
+	($skew, $error) = split /\|/,
 	  $a->safe_psql('postgres', 'SELECT clock_skew_ms, clock_skew_error_ms FROM snowflake_registry');
 	ok(abs($skew - 5000) <= 1000 && $error <= 1000,
 		"the view shows the skew from etcd's Date header: $skew ms, give or take $error ms");
-	my ($ret, $out, $err) = $a->psql('postgres', 'SELECT snowflake_nextval()');
+	($ret, $out, $err) = $a->psql('postgres', 'SELECT snowflake_nextval()');
 	like($err, qr/This server's clock is \d+ ms ahead of etcd's/, 'generation says why it refuses');
 	is($etcd->ctl('get', '--prefix', '--keys-only', '/skew/'), '', 'nothing claimed in etcd');
 	set_clock_ms($a, 0);
