@@ -20,15 +20,17 @@ OBJS       = $(CORE_OBJS) $(SETTINGS_OBJS) $(STATE_OBJS) $(REGISTRY_OBJS) $(SQL_
 # relative to the source folder, also in out-of-tree builds
 # (and the secondary control files of older versions: snowflake--1.0.control)
 # (and the tables of the PostgreSQL registry, for its database: not an extension script)
-# The install script of the current version is built from sql/snowflake.sql,
-# the one file that is edited (so that its history is the SQL surface's);
-# released versions' scripts are files of their own and never change.
+# The extension's SQL lives in extension/ (sql/ and expected/ hold only the
+# pg_regress tests). The install script of the current version is built from
+# extension/snowflake.sql, the one file that is edited (so that its history is
+# the SQL surface's); released versions' scripts are files of their own and
+# never change.
 EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(dir $(firstword $(MAKEFILE_LIST)))snowflake.control)
-DATA_built = sql/snowflake--$(EXTVERSION).sql
+DATA_built = extension/snowflake--$(EXTVERSION).sql
 DATA       = $(filter-out $(DATA_built), \
-               $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/sql/snowflake--*.sql) \
-                                       $(wildcard $(srcdir)/sql/snowflake--*.control))) \
-             sql/snowflake_registry.sql
+               $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/extension/snowflake--*.sql) \
+                                       $(wildcard $(srcdir)/extension/snowflake--*.control))) \
+             extension/snowflake_registry.sql
 PGFILEDESC = "snowflake - Snowflake ID generator"
 
 PG_CONFIG ?= pg_config
@@ -65,7 +67,7 @@ include $(PGXS)
 # Out-of-tree (VPATH) builds, as Debian's pg_buildext makes: objects go to
 # src/ under the build folder.
 ifdef VPATH
-$(shell mkdir -p sql src/core src/settings src/state src/registry src/sql test/unit)
+$(shell mkdir -p sql extension src/core src/settings src/state src/registry src/sql test/unit)
 endif
 
 # Link with the C++ compiler so the library depends on libstdc++ for real.
@@ -118,7 +120,7 @@ unitcheck: test/unit/core_test tsancheck
 layercheck:
 	python3 $(srcdir)/scripts/layercheck.py --self-test $(srcdir)/src
 
-$(DATA_built): $(srcdir)/sql/snowflake.sql $(srcdir)/snowflake.control
+$(DATA_built): $(srcdir)/extension/snowflake.sql $(srcdir)/snowflake.control
 	cp $< $@
 
 prove_installcheck_snowflake:

@@ -248,9 +248,9 @@ def main():
             f"META.json version {release} is default_version {ext_version} with a patch number")
     provided = meta.get("provides", {}).get("snowflake", {})
     t.check(provided.get("version") == release, "META.json provides snowflake at the release version")
-    t.check(provided.get("file") == "sql/snowflake.sql" and
+    t.check(provided.get("file") == "extension/snowflake.sql" and
             os.path.exists(os.path.join(REPO, provided.get("file", "-"))),
-            "META.json provides file is sql/snowflake.sql (the current version's script), and it exists")
+            "META.json provides file is extension/snowflake.sql (the current version's script), and it exists")
     pg = meta.get("prereqs", {}).get("runtime", {}).get("requires", {}).get("PostgreSQL")
     t.check(pg == "15.0.0", "META.json requires PostgreSQL 15.0.0 at runtime (the oldest we build)")
 
@@ -264,7 +264,7 @@ def main():
             f"found {cm.group(1) if cm else 'nothing'}")
 
     # every older version that was ever installable reaches the current one
-    sql = os.listdir(os.path.join(REPO, "sql"))
+    sql = os.listdir(os.path.join(REPO, "extension"))
     full = sorted((re.match(r"^snowflake--(\d+\.\d+)\.sql$", f).group(1) for f in sql
                    if re.match(r"^snowflake--(\d+\.\d+)\.sql$", f)), key=vkey)
     steps = {}
@@ -272,9 +272,9 @@ def main():
         um = re.match(r"^snowflake--(\d+\.\d+)--(\d+\.\d+)\.sql$", f)
         if um:
             steps.setdefault(um.group(1), []).append(um.group(2))
-    # the current version's script is built from sql/snowflake.sql (DATA_built)
-    t.check(os.path.exists(os.path.join(REPO, "sql", "snowflake.sql")),
-            f"sql/snowflake.sql installs the current version ({ext_version})")
+    # the current version's script is built from extension/snowflake.sql (DATA_built)
+    t.check(os.path.exists(os.path.join(REPO, "extension", "snowflake.sql")),
+            f"extension/snowflake.sql installs the current version ({ext_version})")
     full = sorted(set(full) | {ext_version}, key=vkey)
     for old in full:
         if old == ext_version:

@@ -167,7 +167,7 @@ extversion=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$REPO/snowflake.contro
 { tar -C "$REPO" --exclude=.git --exclude=dist --exclude='tmp_check*' --exclude=results \
     --exclude=demo --exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=.built-for-pg \
     --exclude=./test/unit/core_test --exclude=./test/unit/atomicgen_test \
-    --exclude=./debian/control --exclude="./sql/snowflake--$extversion.sql" \
+    --exclude=./debian/control --exclude="./extension/snowflake--$extversion.sql" \
     --exclude=__pycache__ --exclude='build-[0-9]*' --warning=no-file-changed -cf - . ||
     [ $? -eq 1 ]; } | tar -C "$build" -xf -
 

@@ -6,7 +6,7 @@
  *		over the transport of pgconn.hpp.
  *
  * Tables, in the schema snowflake_registry of the registry database (the
- * shipped script sql/snowflake_registry.sql makes them; the worker runs it
+ * shipped script extension/snowflake_registry.sql makes them; the worker runs it
  * when the schema is absent and its role may create it):
  *	schema_version	one row: the version of these tables (1)
  *	claims			one row per claim, never deleted by snowflake: the ID

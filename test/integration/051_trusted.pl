@@ -140,7 +140,7 @@ is( $node->safe_psql('owned', q{
 # version 1.0 (logical shards open to PUBLIC) stays superuser-only
 refused('owner', 'other', q{CREATE EXTENSION snowflake VERSION '1.0'}, '42501',
 	qr/permission denied to create extension "snowflake".*\n.*HINT:  Must be superuser/,
-	'the owner cannot install version 1.0 (sql/snowflake--1.0.control: not trusted)');
+	'the owner cannot install version 1.0 (extension/snowflake--1.0.control: not trusted)');
 
 # a temporary table named like a member does not capture the install script
 ($ret, $out, $err) = as('owner', 'other', q{
@@ -173,7 +173,7 @@ is($node->safe_psql('planted', q{SELECT count(*) FROM pg_extension WHERE extname
 # OR REPLACE of an object that is not a member of the extension, so a planted
 # one is never taken over); and every PL/pgSQL member fixes its
 # search_path
-my @scripts = (glob("$FindBin::RealBin/../../sql/snowflake--*.sql"), "$FindBin::RealBin/../../sql/snowflake.sql");
+my @scripts = (glob("$FindBin::RealBin/../../extension/snowflake--*.sql"), "$FindBin::RealBin/../../extension/snowflake.sql");
 ok(scalar(@scripts) >= 3, 'the scripts are found (' . scalar(@scripts) . ')');
 my @bad;
 for my $f (@scripts)
@@ -182,7 +182,7 @@ for my $f (@scripts)
 	$text =~ s/--[^\n]*//g;    # comments may name them
 	push @bad, "$f: SECURITY DEFINER" if $text =~ /SECURITY\s+DEFINER/i;
 	my ($from) = $f =~ m{snowflake--([0-9.]+)--[0-9.]+\.sql$};
-	my $previous = defined $from ? slurp_file("$FindBin::RealBin/../../sql/snowflake--$from.sql") : undef;
+	my $previous = defined $from ? slurp_file("$FindBin::RealBin/../../extension/snowflake--$from.sql") : undef;
 	while ($text =~ /CREATE\s+OR\s+REPLACE\s+(FUNCTION|VIEW)\s+(\w+)/gi)
 	{
 		my ($kind, $name) = ($1, $2);
