@@ -326,7 +326,8 @@ def check_links(t):
         with open(os.path.join(d, "README.md"), "w") as f:
             f.write("# x\n\n[nav](#a-stub)\n\n## A stub\n\nIn brief: [the guide](docs/g.md#the-text-here).\n\n"
                     "## Text\n\nSee [the stub](#a-stub), [nothing](#no-such-heading), "
-                    "[the guide](docs/g.md#the-text-here), [gone](docs/gone.md).\n")
+                    "[the guide](docs/g.md#the-text-here), [gone](docs/gone.md), [over two\n"
+                    "lines](#nowhere-two).\n")
         with open(os.path.join(d, "docs", "g.md"), "w") as f:
             f.write("# G\n\n## The `text`: here\n\nIt is here.\n\n```\n## not a heading\n```\n"
                     "[code](#not-a-heading)\n")
@@ -341,6 +342,8 @@ def check_links(t):
             "the link checker finds a link to a missing file")
     t.check(bool(got.get(("docs/g.md", "#not-a-heading"))),
             "the link checker reads no heading inside a code block")
+    t.check(bool(got.get(("README.md", "#nowhere-two"))),
+            "the link checker reads a link whose text runs over two lines")
 
 
 if __name__ == "__main__":

@@ -65,15 +65,19 @@ class Doc:
         self.path = path
         self.lines = []           # (line number, text) outside fenced code
         self.headings = {}        # anchor -> (level, index into self.lines)
+        prose = []                # the text with code blanked, line for line
         fenced = False
         for n, line in enumerate(text.splitlines(), 1):
             if FENCE.match(line):
                 fenced = not fenced
                 if fenced:
                     self.lines.append((n, "```"))   # a code block counts as text
+                prose.append("")
                 continue
             if not fenced:
                 self.lines.append((n, line))
+            prose.append("" if fenced else line)
+        self.prose = "\n".join(prose)
         seen = {}
         for i, (n, line) in enumerate(self.lines):
             m = HEADING.match(line)
@@ -126,8 +130,9 @@ def links(repo=REPO):
     for p in paths:
         doc = docs[p]
         toc_end = doc.toc_end() if p == "README.md" else 0
-        for n, line in doc.lines:
-            for target in LINK.findall(line):
+        for m in LINK.finditer(doc.prose):   # a link's text may run over lines
+            n = doc.prose.count("\n", 0, m.start()) + 1
+            for target in [m.group(1)]:
                 if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):
                     continue          # http:, mailto:: not ours to check
                 file_part, _, anchor = target.partition("#")
