@@ -307,9 +307,21 @@ def main():
                 "released scripts never change: put the change in a new version and an upgrade script")
 
     check_links(t)
+    check_fleet_grants(t)
 
     print(f"1..{t.n}")
     return 1 if t.failed else 0
+
+
+def check_fleet_grants(t):
+    """README's fleet quick start grants what test/t/015_registry_pg_faults.pl runs."""
+    ops = read("docs/operations.md")
+    m = re.search(r"<!-- registry-grants[^>]*-->\s*```sql\n(.*?)```", ops, re.S)
+    readme = re.sub(r"(?m)^   ", "", read("README.md"))   # the list items' code, dedented
+    t.check(m is not None and m.group(1) in readme,
+            "README's fleet quick start grants the block of docs/operations.md that "
+            "test/t/015_registry_pg_faults.pl runs",
+            "copy the registry-grants block of docs/operations.md into the README's step 2")
 
 
 def check_links(t):
