@@ -11,7 +11,10 @@ in Debian, so the rules are written out below), checks that every older
 extension version has an upgrade path to the current one, and that the
 install and upgrade scripts of released versions never change
 (test/release/frozen.sha256).  The META.json validator is itself checked
-against broken copies, so it cannot pass everything.
+against broken copies, so it cannot pass everything.  Every link between the
+Markdown documents must land on text: the file, its heading, and not a
+one-line stub that links on (scripts/doclinks.py, also checked against
+broken documents).
 
     python3 scripts/check-release.py
 """
@@ -21,6 +24,9 @@ import json
 import os
 import re
 import sys
+import tempfile
+
+import doclinks
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEMVER = re.compile(
@@ -300,8 +306,56 @@ def main():
         t.check(actual == digest, f"{name} is unchanged since its release",
                 "released scripts never change: put the change in a new version and an upgrade script")
 
+    check_links(t)
+    check_fleet_grants(t)
+
     print(f"1..{t.n}")
     return 1 if t.failed else 0
+
+
+def check_fleet_grants(t):
+    """README's fleet quick start grants what test/t/015_registry_pg_faults.pl runs."""
+    ops = read("docs/operations.md")
+    m = re.search(r"<!-- registry-grants[^>]*-->\s*```sql\n(.*?)```", ops, re.S)
+    readme = re.sub(r"(?m)^   ", "", read("README.md"))   # the list items' code, dedented
+    t.check(m is not None and m.group(1) in readme,
+            "README's fleet quick start grants the block of docs/operations.md that "
+            "test/t/015_registry_pg_faults.pl runs",
+            "copy the registry-grants block of docs/operations.md into the README's step 2")
+
+
+def check_links(t):
+    """Every document's links land on text (scripts/doclinks.py), one line per document."""
+    found = doclinks.links()
+    for doc in doclinks.documents():
+        mine = [x for x in found if x[0] == doc]
+        bad = [f"line {n}: {target}: {problem}" for _, n, target, problem in mine if problem]
+        t.check(not bad, f"{doc}: its {len(mine)} links to files and headings land on text",
+                "\n".join(bad))
+    # the checker must catch a dead anchor and a stub, or the lines above mean nothing
+    with tempfile.TemporaryDirectory() as d:
+        os.mkdir(os.path.join(d, "docs"))
+        with open(os.path.join(d, "README.md"), "w") as f:
+            f.write("# x\n\n[nav](#a-stub)\n\n## A stub\n\nIn brief: [the guide](docs/g.md#the-text-here).\n\n"
+                    "## Text\n\nSee [the stub](#a-stub), [nothing](#no-such-heading), "
+                    "[the guide](docs/g.md#the-text-here), [gone](docs/gone.md), [over two\n"
+                    "lines](#nowhere-two).\n")
+        with open(os.path.join(d, "docs", "g.md"), "w") as f:
+            f.write("# G\n\n## The `text`: here\n\nIt is here.\n\n```\n## not a heading\n```\n"
+                    "[code](#not-a-heading)\n")
+        got = {(s, target): p for s, _, target, p in doclinks.links(d)}
+    t.check(got.get(("README.md", "#no-such-heading"), "").startswith("no heading"),
+            "the link checker finds an anchor with no heading")
+    t.check("stub" in (got.get(("README.md", "#a-stub")) or ""),
+            "the link checker finds a link to a one-line stub")
+    t.check(got.get(("README.md", "docs/g.md#the-text-here"), "x") is None,
+            "the link checker accepts a link to a heading with text (slugged as GitHub does)")
+    t.check(got.get(("README.md", "docs/gone.md")) == "no such file",
+            "the link checker finds a link to a missing file")
+    t.check(bool(got.get(("docs/g.md", "#not-a-heading"))),
+            "the link checker reads no heading inside a code block")
+    t.check(bool(got.get(("README.md", "#nowhere-two"))),
+            "the link checker reads a link whose text runs over two lines")
 
 
 if __name__ == "__main__":
