@@ -791,7 +791,7 @@ END
 $convert$;
 
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, integer, boolean, boolean) IS
-'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval(shard) in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false; with as_type, also changes the column to the type snowflake';
+'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval(shard) in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false; with as_type, also changes the column to the type snowflake (an integer or smallint key too)';
 
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, drop_sequence boolean DEFAULT true,
                                          as_type boolean DEFAULT false)
@@ -809,7 +809,7 @@ END
 $convert$;
 
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean) IS
-'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval() in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false; with as_type, also changes the column to the type snowflake';
+'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval() in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false; with as_type, also changes the column to the type snowflake (an integer or smallint key too)';
 
 -- Datacenters (1.2): the shard field is datacenter | worker with
 -- snowflake.datacenter_bits; IMMUTABLE like the other decoders.
