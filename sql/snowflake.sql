@@ -632,8 +632,10 @@ BEGIN
     IF max_value >= id_floor THEN
         RAISE EXCEPTION 'existing values of column "%" of % could collide with snowflake IDs', col, tbl
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = format('Its largest value is %s; snowflake IDs issued from now on are '
-                                  'at least %s (snowflake_min_id(now())).', max_value, id_floor),
+                  DETAIL = format('Its largest value %s %s; snowflake IDs issued from now on are '
+                                  'at least %s (snowflake_min_id(now())).',
+                                  CASE WHEN small_max IS NULL THEN 'is' ELSE 'may be (as its type allows)' END,
+                                  max_value, id_floor),
                   HINT = 'Give those rows smaller keys first, or keep the column as it is.';
     END IF;
 
