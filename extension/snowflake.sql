@@ -457,6 +457,8 @@ DECLARE
     changes text[] := '{}';
     last_value bigint;
     sf_type regtype;
+    small_max bigint;
+    done text;
 BEGIN
     IF tbl IS NULL OR col IS NULL OR drop_sequence IS NULL OR as_type IS NULL THEN
         RAISE EXCEPTION 'snowflake_convert_column: arguments must not be NULL'
@@ -513,13 +515,20 @@ BEGIN
         RAISE EXCEPTION 'column "%" of relation % does not exist', col, tbl
             USING ERRCODE = 'undefined_column';
     END IF;
-    IF att.atttypid <> 'pg_catalog.int8'::pg_catalog.regtype THEN
+    -- an integer or smallint key converts with as_type (1.3, issue 33): the
+    -- new type holds the IDs, and no value of the old one reaches them
+    small_max := CASE att.atttypid WHEN 'pg_catalog.int2'::pg_catalog.regtype THEN 32767
+                                   WHEN 'pg_catalog.int4'::pg_catalog.regtype THEN 2147483647 END;
+    IF att.atttypid <> 'pg_catalog.int8'::pg_catalog.regtype AND NOT (as_type AND small_max IS NOT NULL) THEN
         RAISE EXCEPTION 'column "%" of % is of type %, not bigint', col, tbl,
                         pg_catalog.format_type(att.atttypid, NULL)
             USING ERRCODE = 'datatype_mismatch',
                   DETAIL = 'Snowflake IDs need all 64 bits of a bigint.',
-                  HINT = format('Change its type first: ALTER TABLE %s ALTER COLUMN %I TYPE bigint;',
-                                tbl, col);
+                  HINT = CASE WHEN small_max IS NOT NULL
+                              THEN format('Convert it with as_type => true (to the type snowflake), or change its '
+                                          'type first: ALTER TABLE %s ALTER COLUMN %I TYPE bigint;', tbl, col)
+                              ELSE format('Change its type first: ALTER TABLE %s ALTER COLUMN %I TYPE bigint;',
+                                          tbl, col) END;
     END IF;
     IF att.attgenerated <> '' THEN
         RAISE EXCEPTION 'column "%" of % is a generated column', col, tbl
@@ -614,12 +623,19 @@ BEGIN
     EXECUTE format('SELECT %I.snowflake_min_id(now())', ext) INTO id_floor;
     -- read without planning anything over the table (its index expressions
     -- and predicates would run as the caller)
-    EXECUTE format('SELECT %I.snowflake_column_max($1, $2)', ext) INTO max_value USING tbl, col;
+    -- (an integer or smallint column: its type's largest value, without reading)
+    IF small_max IS NULL THEN
+        EXECUTE format('SELECT %I.snowflake_column_max($1, $2)', ext) INTO max_value USING tbl, col;
+    ELSE
+        max_value := small_max;
+    END IF;
     IF max_value >= id_floor THEN
         RAISE EXCEPTION 'existing values of column "%" of % could collide with snowflake IDs', col, tbl
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = format('Its largest value is %s; snowflake IDs issued from now on are '
-                                  'at least %s (snowflake_min_id(now())).', max_value, id_floor),
+                  DETAIL = format('Its largest value %s %s; snowflake IDs issued from now on are '
+                                  'at least %s (snowflake_min_id(now())).',
+                                  CASE WHEN small_max IS NULL THEN 'is' ELSE 'may be (as its type allows)' END,
+                                  max_value, id_floor),
                   HINT = 'Give those rows smaller keys first, or keep the column as it is.';
     END IF;
 
@@ -695,7 +711,6 @@ BEGIN
                                      CASE r.attidentity WHEN 'a' THEN 'ALWAYS' ELSE 'BY DEFAULT' END,
                                      r.relid, r.seq, coalesce(r.last::text, 'none'));
     END LOOP;
-    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, new_default);
     -- as_type (1.3): the column becomes of the extension's own type snowflake,
     -- found by membership, never by name (a rewrite of the table; a negative
     -- value, a partition key or a bigint column referencing it refuses, and
@@ -718,9 +733,12 @@ BEGIN
         WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
           AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e';
         EXECUTE format('ALTER TABLE %s ALTER COLUMN %I TYPE %s', tbl, col, sf_type);
-        changes := changes || format('changed its type to %s (JSON built on the server carries it as a string)',
-                                     sf_type);
+        changes := changes || format('changed its type from %s to %s (JSON built on the server carries it as a string)',
+                                     pg_catalog.format_type(att.atttypid, NULL), sf_type);
     END IF;
+    -- after the change of type: a default set before it would be converted
+    -- through the old type (an integer's would overflow)
+    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, new_default);
     IF old_default IS NOT NULL THEN
         changes := changes || format('replaced DEFAULT %s', old_default);
     END IF;
@@ -752,15 +770,30 @@ BEGIN
         END IF;
     END LOOP;
 
-    RAISE NOTICE 'column "%" of % now defaults to %', col, tbl, new_default
-        USING DETAIL = pg_catalog.array_to_string(changes || CASE WHEN max_value IS NULL THEN 'no existing rows'
-                           ELSE format('existing values (up to %s) stay below every new ID', max_value) END,
-                           '; ') || '.';
+    done := pg_catalog.array_to_string(changes || CASE WHEN small_max IS NOT NULL
+                  THEN format('existing values (of type %s, at most %s) stay below every new ID',
+                              pg_catalog.format_type(att.atttypid, NULL), small_max)
+                  WHEN max_value IS NULL THEN 'no existing rows'
+                  ELSE format('existing values (up to %s) stay below every new ID', max_value) END,
+                  '; ') || '.';
+    IF as_type THEN
+        -- what PostgreSQL's rules for common types make of the new type
+        -- (docs/json-and-javascript.md, "The type in expressions")
+        RAISE NOTICE 'column "%" of % now defaults to %', col, tbl, new_default
+            USING DETAIL = done,
+                  HINT = 'With integer values (COALESCE(max(id), 0), CASE ... ELSE 0, GREATEST, UNION, VALUES, IN) '
+                         'the column stays a snowflake; with a bigint (a bigint column or parameter, 0::bigint) '
+                         'the result is a bigint, a JSON number: cast that side to snowflake to keep a snowflake. '
+                         'A negative integer there fails (snowflakes are never negative).';
+    ELSE
+        RAISE NOTICE 'column "%" of % now defaults to %', col, tbl, new_default
+            USING DETAIL = done;
+    END IF;
 END
 $convert$;
 
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, integer, boolean, boolean) IS
-'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval(shard) in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false; with as_type, also changes the column to the type snowflake';
+'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval(shard) in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false; with as_type, also changes the column to the type snowflake (an integer or smallint key too)';
 
 CREATE FUNCTION snowflake_convert_column(tbl regclass, col name, drop_sequence boolean DEFAULT true,
                                          as_type boolean DEFAULT false)
@@ -778,7 +811,7 @@ END
 $convert$;
 
 COMMENT ON FUNCTION snowflake_convert_column(regclass, name, boolean, boolean) IS
-'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval() in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false; with as_type, also changes the column to the type snowflake';
+'switches a bigint key fed by a sequence (bigserial, DEFAULT nextval, identity) to DEFAULT snowflake_nextval() in the caller''s transaction, without touching rows; drops the column''s own sequence unless drop_sequence is false; with as_type, also changes the column to the type snowflake (an integer or smallint key too)';
 
 -- Datacenters (1.2): the shard field is datacenter | worker with
 -- snowflake.datacenter_bits; IMMUTABLE like the other decoders.
@@ -927,32 +960,46 @@ CREATE FUNCTION snowflake_send(snowflake) RETURNS bytea
 AS 'int8send' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake_send(snowflake) IS 'binary send function of type snowflake: int8''s form';
 
--- int8's size, passing and alignment; category U (user-defined), not N:
--- to_json() and the rest write it as a JSON string
+-- int8's size, passing and alignment.  Category N (numeric), not preferred,
+-- as bigint's (1.3, issue 33): PostgreSQL finds a common type for COALESCE,
+-- CASE, GREATEST, UNION and VALUES only within one category, so with U
+-- "COALESCE(max(id), 0)" failed (42804).  JSON does not follow the category:
+-- to_json() and the rest write every type but PostgreSQL's own numbers as a
+-- string, so a snowflake stays a JSON string.
 CREATE TYPE snowflake (
     INPUT = snowflake_in,
     OUTPUT = snowflake_out,
     RECEIVE = snowflake_recv,
     SEND = snowflake_send,
     LIKE = pg_catalog.int8,
-    CATEGORY = 'U'
+    CATEGORY = 'N'
 );
 
 COMMENT ON TYPE snowflake IS
 'a Snowflake ID: a non-negative bigint, written in decimal, that JSON built on the server writes as a string; compares with bigint and, as its creation time, with timestamptz';
 
--- Casts: bigint and integer to snowflake on assignment (DEFAULT
--- snowflake_nextval(), INSERT ... VALUES (1)), refusing negative values;
--- snowflake to bigint implicitly and for free (the decoders and bigint
--- arithmetic take it as it is).
+-- Casts, all refusing negative values.  integer and smallint to snowflake
+-- implicitly (1.3, issue 33): "COALESCE(max(id), 0)", "GREATEST(id, 7)",
+-- "CASE ... ELSE 0", "id IN (1, 2)" and UNION with integers give a snowflake
+-- (the integers' cross-type comparisons stay exact matches, so "id = 5"
+-- resolves as before).  bigint to snowflake on assignment only (DEFAULT
+-- snowflake_nextval(), INSERT, UPDATE): implicit both ways, the first of a
+-- UNION would decide its type, and any bigint would compare with a time as
+-- an ID.  snowflake to bigint implicitly and for free (the decoders and
+-- bigint arithmetic take it as it is), so a snowflake mixed with a bigint
+-- gives a bigint, as integer and bigint give bigint.
 CREATE FUNCTION snowflake(bigint) RETURNS snowflake
 AS 'MODULE_PATHNAME', 'snowflake_from_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION snowflake(bigint) IS 'cast from bigint to snowflake (on assignment), refusing negative values';
 CREATE FUNCTION snowflake(integer) RETURNS snowflake
 AS 'MODULE_PATHNAME', 'snowflake_from_int4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION snowflake(integer) IS 'cast from integer to snowflake (on assignment), refusing negative values';
+COMMENT ON FUNCTION snowflake(integer) IS 'cast from integer to snowflake (implicit), refusing negative values';
+CREATE FUNCTION snowflake(smallint) RETURNS snowflake
+AS 'MODULE_PATHNAME', 'snowflake_from_int2' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION snowflake(smallint) IS 'cast from smallint to snowflake (implicit), refusing negative values';
 CREATE CAST (bigint AS snowflake) WITH FUNCTION snowflake(bigint) AS ASSIGNMENT;
-CREATE CAST (integer AS snowflake) WITH FUNCTION snowflake(integer) AS ASSIGNMENT;
+CREATE CAST (integer AS snowflake) WITH FUNCTION snowflake(integer) AS IMPLICIT;
+CREATE CAST (smallint AS snowflake) WITH FUNCTION snowflake(smallint) AS IMPLICIT;
 CREATE CAST (snowflake AS bigint) WITHOUT FUNCTION AS IMPLICIT;
 
 -- Comparisons among snowflakes and with bigint, integer and smallint: int8's

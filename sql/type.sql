@@ -38,8 +38,8 @@ SELECT '9223372036854775808'::snowflake;
 SELECT pg_typeof('1'::snowflake), 'snowflake'::regtype::oid <> 'bigint'::regtype::oid AS own_type;
 SELECT typlen, typbyval, typcategory, typalign FROM pg_type WHERE oid = 'snowflake'::regtype;
 
--- casts: bigint and integer on assignment, refusing negative values; to
--- bigint implicitly
+-- casts: bigint on assignment, integer and smallint implicitly (1.3, issue
+-- 33; see typeexpr), refusing negative values; to bigint implicitly
 SELECT 5::snowflake AS from_int4, 5::bigint::snowflake AS from_int8, snowflake(7) AS by_name;
 SELECT (-1)::bigint::snowflake;
 SELECT (-1)::snowflake;

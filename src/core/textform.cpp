@@ -75,9 +75,19 @@ parse_decimal(const char *text, size_t len, int64_t *id, size_t *bad_pos) noexce
 	if (text[0] == '-' && len > 1)
 	{
 		bool		digits = true;
+		bool		zeros = true;
 
 		for (size_t i = 1; i < len; i++)
+		{
 			digits = digits && text[i] >= '0' && text[i] <= '9';
+			zeros = zeros && text[i] == '0';
+		}
+		/* "-0" is 0, as bigint reads it */
+		if (zeros)
+		{
+			*id = 0;
+			return DecimalProblem::None;
+		}
 		if (digits)
 			return DecimalProblem::Negative;
 	}

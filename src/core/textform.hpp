@@ -53,7 +53,8 @@ enum class DecimalProblem
 
 /*
  * Parses the decimal form of an ID (the snowflake type's input): ASCII digits
- * only, no sign, no spaces, at most 9223372036854775807.
+ * only, no sign, no spaces, at most 9223372036854775807; "-0" (any number of
+ * zeros after the minus) is 0, as bigint reads it.
  */
 DecimalProblem parse_decimal(const char *text, size_t len, int64_t *id, size_t *bad_pos) noexcept;
 

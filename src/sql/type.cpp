@@ -6,14 +6,17 @@
  *		at or after), with snowflake_time_bound(), the same bound for bigint
  *		columns.
  *
- * The type is a bigint that is not a number to the rest of PostgreSQL: 8
- * bytes, passed like int8, the same binary form, printed in decimal, of type
- * category 'U', so that JSON built on the server (to_json, row_to_json,
- * json_agg) writes it as a string.  Its output, send, equality, order and
+ * The type is a bigint that JSON does not take for a number: 8 bytes, passed
+ * like int8, the same binary form, printed in decimal; JSON built on the
+ * server (to_json, row_to_json, json_agg) writes it as a string, as it does
+ * every type but PostgreSQL's own numbers.  It is of type category 'N' with
+ * implicit casts from integer and smallint, so that COALESCE, CASE, UNION
+ * and the rest find a common type with integers (see the SQL script and
+ * docs/json-and-javascript.md).  Its output, send, equality, order and
  * hash functions are int8's own (LANGUAGE internal in the SQL script), so a
  * key of the type costs what a bigint key does; this file holds only what
- * differs: input that refuses negative values and anything but digits, and
- * the comparisons with time.
+ * differs: input that refuses negative values and anything but digits (a
+ * soft error from PostgreSQL 16 on), the casts, and the comparisons with time.
  *
  * A time never equals an ID: it sits between the last ID of the unit before
  * the first unit that starts at or after it, and that unit's first ID
@@ -50,7 +53,22 @@ extern "C"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
+#if PG_VERSION_NUM >= 160000
+#include "nodes/miscnodes.h"
+#endif
 }
+
+/*
+ * An error of the type's input: from PostgreSQL 16 on a soft error when the
+ * caller asks for one (pg_input_is_valid(), pg_input_error_info(), COPY ...
+ * ON_ERROR), returning no value; before 16 always an ERROR.
+ */
+#if PG_VERSION_NUM >= 160000
+#define sf_input_error(fcinfo, ...) ereturn((fcinfo)->context, (Datum) 0, __VA_ARGS__)
+#else
+#define sf_input_error(fcinfo, ...) \
+	do { ereport(ERROR, (__VA_ARGS__)); pg_unreachable(); } while (0)
+#endif
 
 extern "C"
 {
@@ -58,6 +76,7 @@ PG_FUNCTION_INFO_V1(snowflake_in);
 PG_FUNCTION_INFO_V1(snowflake_recv);
 PG_FUNCTION_INFO_V1(snowflake_from_int8);
 PG_FUNCTION_INFO_V1(snowflake_from_int4);
+PG_FUNCTION_INFO_V1(snowflake_from_int2);
 PG_FUNCTION_INFO_V1(snowflake_cmp_time);
 PG_FUNCTION_INFO_V1(snowflake_lt_time);
 PG_FUNCTION_INFO_V1(snowflake_le_time);
@@ -88,24 +107,21 @@ snowflake_in(PG_FUNCTION_ARGS)
 			PG_RETURN_INT64(id);
 		case snowflake::DecimalProblem::Empty:
 		case snowflake::DecimalProblem::BadCharacter:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-					 errmsg("invalid input syntax for type snowflake: \"%s\"", str),
-					 errdetail("A snowflake is written in decimal digits only (0-9), "
-							   "without a sign or spaces.")));
-			break;
+			sf_input_error(fcinfo,
+						   errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+						   errmsg("invalid input syntax for type snowflake: \"%s\"", str),
+						   errdetail("A snowflake is written in decimal digits only (0-9), "
+									 "without a sign or spaces."));
 		case snowflake::DecimalProblem::Negative:
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("value \"%s\" is out of range for type snowflake", str),
-					 errdetail("Snowflake IDs are never negative.")));
-			break;
+			sf_input_error(fcinfo,
+						   errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						   errmsg("value \"%s\" is out of range for type snowflake", str),
+						   errdetail("Snowflake IDs are never negative."));
 		case snowflake::DecimalProblem::OutOfRange:
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("value \"%s\" is out of range for type snowflake", str),
-					 errdetail("The largest snowflake is 9223372036854775807, as for bigint.")));
-			break;
+			sf_input_error(fcinfo,
+						   errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						   errmsg("value \"%s\" is out of range for type snowflake", str),
+						   errdetail("The largest snowflake is 9223372036854775807, as for bigint."));
 	}
 	PG_RETURN_NULL();
 }
@@ -121,7 +137,7 @@ snowflake_recv(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(id);
 }
 
-/* bigint -> snowflake (on assignment): the same value, never negative. */
+/* bigint -> snowflake (on assignment only): the same value, never negative. */
 extern "C" Datum
 snowflake_from_int8(PG_FUNCTION_ARGS)
 {
@@ -131,11 +147,21 @@ snowflake_from_int8(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(id);
 }
 
-/* integer -> snowflake (on assignment): "INSERT ... VALUES (1)". */
+/* integer -> snowflake (implicit): "INSERT ... VALUES (1)", "COALESCE(max(id), 0)". */
 extern "C" Datum
 snowflake_from_int4(PG_FUNCTION_ARGS)
 {
 	int64		id = PG_GETARG_INT32(0);
+
+	sf_check_id(id);
+	PG_RETURN_INT64(id);
+}
+
+/* smallint -> snowflake (implicit), as integer's. */
+extern "C" Datum
+snowflake_from_int2(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT16(0);
 
 	sf_check_id(id);
 	PG_RETURN_INT64(id);

@@ -468,7 +468,7 @@ my %public_execute = map { $_ => 1 } split /\s+/, q(
 	snowflake_created_before(bigint,timestamp_with_time_zone)
 	snowflake_created_between(bigint,timestamp_with_time_zone,timestamp_with_time_zone)
 	snowflake_time_bound(timestamp_with_time_zone)
-	snowflake(bigint) snowflake(integer) snowflake_in(cstring) snowflake_recv(internal)
+	snowflake(bigint) snowflake(integer) snowflake(smallint) snowflake_in(cstring) snowflake_recv(internal)
 	snowflake_sortsupport(internal) snowflake_time_support(internal)
 	snowflake_commit_watermark() snowflake_commit_watermark(integer));
 my $rows = $node->safe_psql('v12', q{

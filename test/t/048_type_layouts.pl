@@ -13,7 +13,9 @@
 #  (c) outside the layout: before the epoch every ID is at or after and none
 #      before; past the layout's last unit every ID is before and none after
 #      (values wider than the layout after), and snowflake_time_bound() says
-#      the time is out of range.
+#      the time is out of range;
+#  (d) integer and smallint keys converted with as_type, against the first ID
+#      of a layout whose epoch is a minute old.
 # The layouts: the default; the JavaScript preset (53 bits, 10 ms units); one
 # second units; an epoch that is not a whole second; 45 bits of 4 ms units,
 # which end in 2032.
@@ -146,4 +148,45 @@ foreach my $name (sort keys %layouts)
 	$node->stop;
 }
 
+# (d) integer and smallint keys converted with as_type (issue 33): the
+# function does not read them and checks their type's largest value against
+# the first ID it can issue.  With an epoch a minute ago and one second
+# units, IDs start at about 60 << 22 (below 2^31, above 32767): an integer
+# key is refused, a smallint key converts.  (The margin: 2^31 >> 22 is 512 s
+# after the epoch.)
+{
+	my $epoch = time() - 60;
+	my $node = node('fresh_epoch',
+		conf => "snowflake.shard_id = 3\nsnowflake.time_unit = '1s'\n"
+		  . "snowflake.epoch = '" . gmtime_iso($epoch) . "'\n",
+		extension => 1);
+	$node->safe_psql('postgres', q{
+		CREATE TABLE ti (id serial PRIMARY KEY, v text);
+		CREATE TABLE ts (id smallserial PRIMARY KEY, v text);
+		INSERT INTO ti (v) VALUES ('a'); INSERT INTO ts (v) VALUES ('a');});
+	ok($node->safe_psql('postgres', 'SELECT snowflake_min_id(now()) BETWEEN 32768 AND 2147483647') eq 't',
+		'fresh epoch: the first IDs lie between the largest smallint and the largest integer');
+	my ($rc, $out, $err) = $node->psql('postgres',
+		"SELECT snowflake_convert_column('ti', 'id', as_type => true)",
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like($err, qr/ERROR:  55000: existing values of column "id" of public\.ti could collide with snowflake IDs.*\n.*DETAIL:  Its largest value may be \(as its type allows\) 2147483647;/,
+		'fresh epoch: an integer key is refused, its type reaching the IDs');
+	is($node->safe_psql('postgres', q{SELECT format_type(atttypid, NULL) FROM pg_attribute WHERE attrelid = 'ti'::regclass AND attname = 'id'}),
+		'integer', 'fresh epoch: the refused integer key is unchanged');
+	$node->safe_psql('postgres', q{SELECT snowflake_convert_column('ts', 'id', as_type => true);
+		INSERT INTO ts (v) VALUES ('b');});
+	is($node->safe_psql('postgres', q{
+		SELECT format_type(atttypid, NULL) FROM pg_attribute WHERE attrelid = 'ts'::regclass AND attname = 'id';
+		SELECT count(*) FILTER (WHERE v = 'b' AND id > 32767 AND snowflake_shard_id(id) = 3) FROM ts}),
+		"snowflake\n1", 'fresh epoch: a smallint key converts, its new IDs above the old values');
+	$node->stop;
+}
+
 done_testing();
+
+# The UTC time of a Unix time, as snowflake.epoch takes it.
+sub gmtime_iso
+{
+	my @t = gmtime(shift);
+	return sprintf('%04d-%02d-%02d %02d:%02d:%02d+00', $t[5] + 1900, $t[4] + 1, @t[3, 2, 1, 0]);
+}

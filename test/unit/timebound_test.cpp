@@ -154,6 +154,14 @@ TEST(DecimalTest, Parses)
 	EXPECT_EQ(id, INT64_MAX);
 	ASSERT_EQ(snowflake::parse_decimal("000123", 6, &id, &bad), DecimalProblem::None);
 	EXPECT_EQ(id, 123);
+	/* "-0" is 0, as bigint reads it */
+	id = 42;
+	ASSERT_EQ(snowflake::parse_decimal("-0", 2, &id, &bad), DecimalProblem::None);
+	EXPECT_EQ(id, 0);
+	id = 42;
+	ASSERT_EQ(snowflake::parse_decimal("-000", 4, &id, &bad), DecimalProblem::None);
+	EXPECT_EQ(id, 0);
+	EXPECT_EQ(snowflake::parse_decimal("-01", 3, &id, &bad), DecimalProblem::Negative);
 }
 
 TEST(DecimalTest, Refuses)
