@@ -164,7 +164,7 @@ mkdir -p "$build"
 # which tar reports ("file changed as we read it") with exit status 1; what
 # changed is left out anyway, so 1 passes and only a fatal error (2) stops.
 extversion=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$REPO/snowflake.control")
-{ tar -C "$REPO" --exclude=.git --exclude=dist --exclude='tmp_check*' --exclude=results \
+{ tar -C "$REPO" --exclude=.git --exclude=dist --exclude='tmp_check*' --exclude=./results \
     --exclude=demo --exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=.built-for-pg \
     --exclude=./test/unit/core_test --exclude=./test/unit/atomicgen_test \
     --exclude=./debian/control --exclude="./extension/snowflake--$extversion.sql" \

@@ -20,14 +20,14 @@ ANALYZE te_old;
 -- A query with %s for the ID: the type of its column, that type's JSON, and
 -- whether its rows equal those of the same query over id::bigint (or the
 -- SQLSTATE it fails with)
-CREATE FUNCTION te_expr(query text, OUT type text, OUT json text, OUT same_as_bigint boolean)
+CREATE FUNCTION te_expr(query text, OUT type text, OUT "json" text, OUT same_as_bigint boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
     mine text;
     theirs text;
 BEGIN
     EXECUTE format('SELECT pg_typeof(x)::text, json_typeof(to_json(x)) FROM (%s) q(x) LIMIT 1',
-                   format(query, 'id')) INTO type, json;
+                   format(query, 'id')) INTO type, "json";
     EXECUTE format('SELECT string_agg(x::text, '','' ORDER BY x::text) FROM (%s) q(x)',
                    format(query, 'id')) INTO mine;
     EXECUTE format('SELECT string_agg(x::text, '','' ORDER BY x::text) FROM (%s) q(x)',
