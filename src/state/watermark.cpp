@@ -86,6 +86,7 @@
 #include "core/statefile.hpp"
 #include "state/datadir.hpp"
 #include "state/fastpath.hpp"
+#include "state/mark.hpp"
 #include "state/watermark.hpp"
 
 extern "C"
@@ -616,7 +617,13 @@ sf_wm_require_sound(void)
 						 "the server.")));
 }
 
-/* The lowest floor of the prepared rows of a shard that are still in progress. */
+/* sf_wm_prepared_floor's shard for the rows of every shard */
+#define SF_WM_ANY_SHARD (-2)
+
+/*
+ * The lowest floor of the prepared rows of a shard (SF_WM_ANY_SHARD: of any
+ * shard) that are still in progress, or "watermark" if lower.
+ */
 static int64
 sf_wm_prepared_floor(int32 shard, int64 watermark)
 {
@@ -628,7 +635,8 @@ sf_wm_prepared_floor(int32 shard, int64 watermark)
 	LWLockAcquire(sf_wm->lock, LW_SHARED);
 	for (int i = 0; i < sf_wm->capacity; i++)
 		if (TransactionIdIsValid(sf_wm_rows[i].xid) &&
-			(sf_wm_rows[i].shard == shard || sf_wm_rows[i].shard == -1) &&
+			(sf_wm_rows[i].shard == shard || sf_wm_rows[i].shard == -1 ||
+			 shard == SF_WM_ANY_SHARD) &&
 			sf_wm_rows[i].floor < watermark)
 			rows[n++] = sf_wm_rows[i];
 	LWLockRelease(sf_wm->lock);
@@ -730,4 +738,46 @@ sf_watermark_unslotted(int64 shard, ShardSlot **slot)
 	return sf_wm_prepared_floor((int32) shard,
 								snowflake::encode(sf_layout, Max(resume, (int64) -1) + 1,
 												  shard, 0));
+}
+
+/*
+ * The server-wide form's last step: every prepared transaction still in
+ * progress holds the watermark at its floor, whatever its shard, also one
+ * this server no longer generates for (its shards changed across a
+ * restart), or one the scan of the live shards stopped before.  Read after
+ * every slot's position and backend entries (the order of the argument
+ * above).
+ */
+int64
+sf_watermark_prepared(int64 watermark)
+{
+	sf_wm_require_sound();
+	return sf_wm_prepared_floor(SF_WM_ANY_SHARD, watermark);
+}
+
+/* Whether a prepared transaction still in progress holds "shard". */
+bool
+sf_watermark_prepared_holds(int64 shard)
+{
+	sf_wm_require_sound();
+	return sf_wm_prepared_floor((int32) shard, PG_INT64_MAX) < PG_INT64_MAX;
+}
+
+/*
+ * Moves the idle shards up to the clock before a reader reads them
+ * (mark.cpp's sf_advance_shards, which says why no ID comes below them
+ * afterwards): every live slot's position to at least the clock's previous
+ * unit, and the point a shard without a slot resumes above.  A shard
+ * therefore answers at most the clock's current unit, unless a
+ * transaction holds it lower.  Only moves up: after a backward clock step
+ * it moves nothing until the clock passes the positions again.
+ */
+void
+sf_watermark_advance(void)
+{
+	int64		now = sf_now_offset();
+
+	sf_wm_require_sound();
+	if (now > 0)
+		(void) sf_advance_shards(now - 1);
 }
