@@ -73,6 +73,46 @@
  *	a before_shmem_exit callback: AbortOutOfAnyTransaction), which clears
  *	its entry; one that dies resets shared memory with the crash restart.
  *
+ * Idle shards (sf_watermark_advance, before either form reads).  What a
+ * shard with no open transaction contributes is the lowest ID it could
+ * still issue; without help that is just above its last ID (a slot's
+ * position) or the first ID above the point it resumes from (a shard with
+ * no slot: resume_offset), which stand still while the shard is idle and
+ * hold the server-wide minimum back.  The clock alone is no bound (it can
+ * step back, also across a restart), so the reader makes it one before
+ * using it: mark.cpp's sf_advance_shards(now - 1) first makes the durable
+ * mark cover it, then raises resume_offset and each live slot's position
+ * to it (never past the slot's reserved_offset).  What then bounds a
+ * shard's next ID from below, whatever the clock does:
+ *	- a slot: its position, which only grows; the step issues above it and
+ *	  never goes back with the clock (it waits, or borrows up to the lead).
+ *	  Moving the position is a CAS on the state word (atomic) or a write
+ *	  under the slot lock held exclusively (lwlock), the same as a step, so
+ *	  the ordering argument above holds with it as one more step that
+ *	  issues nothing, before the reader reads G;
+ *	- a shard with no slot yet: its slot resumes above resume_offset, read
+ *	  under file_lock, which the maker holds shared until the slot is
+ *	  published and sf_advance_shards holds exclusive while it raises the
+ *	  value: a slot made concurrently is either among used_slots there or
+ *	  resumes above the raised value (sf_watermark_unslotted's read);
+ *	- after a restart (clean, crash, or with the clock set back): every
+ *	  shard resumes above the mark found at start, which covers every
+ *	  position and resume_offset of the run before (the clean-shutdown
+ *	  settle lowers it to no less than both);
+ *	- a promoted standby: it resumes above the highest mark it replayed;
+ *	  the mark's WAL record is inserted before the positions move, but the
+ *	  read does not wait for it to reach a standby (docs/commit-watermark.md
+ *	  says what a poller does after a failover).
+ * A backward clock step moves nothing (the shards stand above it already),
+ * so no value returned before is passed by an ID issued after.
+ *
+ * Prepared transactions, server-wide: the form without argument takes the
+ * minimum over every prepared row still in progress, whatever its shard
+ * (sf_watermark_prepared), after it has read every slot and the entries,
+ * so a transaction prepared while it reads is found in one of the two.
+ * The shards this server generates for may have changed across a restart;
+ * a prepared transaction of an earlier shard still holds until it ends.
+ *
  *-------------------------------------------------------------------------
  */
 #include <cerrno>
