@@ -30,6 +30,7 @@
 extern "C"
 {
 #include "postgres.h"
+#include "access/xlog.h"
 #include "catalog/pg_control.h"
 #include "common/controldata_utils.h"
 #include "miscadmin.h"
@@ -224,6 +225,15 @@ sf_advance_shards(int64 offset)
 		LWLockRelease(slot->lock);
 	}
 	LWLockRelease(sf_shared->file_lock);
+
+	/*
+	 * The mark's WAL record out of the buffers, so that a streaming standby
+	 * receives it now rather than at the next flush (which on an idle
+	 * primary can be many seconds later): a standby that replayed it
+	 * resumes above "offset" once promoted.  At most once per record.
+	 */
+	if (offset >= 0 && !RecoveryInProgress())
+		XLogFlush((XLogRecPtr) pg_atomic_read_u64(&sf_shared->mark_lsn));
 	return offset;
 }
 

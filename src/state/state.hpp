@@ -288,6 +288,8 @@ typedef struct SnowflakeShared
 	pg_atomic_uint32 registry_shard;	/* the registry's held shard + 1; 0: none */
 	pg_atomic_uint32 layout_recorded;	/* pg_snowflake/layout matches */
 	pg_atomic_uint64 mark_writes;	/* durable mark writes, all */
+	pg_atomic_uint64 mark_lsn;	/* XLogRecPtr: end of the last mark record
+								 * inserted (wal.cpp, under file_lock); 0: none */
 
 	/*
 	 * Bumped when something a generating call checks changes for every

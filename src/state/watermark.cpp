@@ -100,9 +100,10 @@
  *	  position and resume_offset of the run before (the clean-shutdown
  *	  settle lowers it to no less than both);
  *	- a promoted standby: it resumes above the highest mark it replayed;
- *	  the mark's WAL record is inserted before the positions move, but the
- *	  read does not wait for it to reach a standby (docs/commit-watermark.md
- *	  says what a poller does after a failover).
+ *	  the mark's WAL record is inserted before the positions move and
+ *	  flushed before the read returns (so a streaming standby receives it
+ *	  at once), but the read does not wait for a standby to replay it
+ *	  (docs/commit-watermark.md says what a poller does after a failover).
  * A backward clock step moves nothing (the shards stand above it already),
  * so no value returned before is passed by an ID issued after.
  *

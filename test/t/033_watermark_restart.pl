@@ -12,7 +12,10 @@
 #      server-wide watermark advances (polled, bounded generously); after a
 #      backward clock step (libfaketime), and after a restart with the clock
 #      set back, no ID of a shard that never issued, nor of one that issued
-#      once and went idle, is below a watermark already returned.
+#      once and went idle, is below a watermark already returned;
+#  (d) a streaming standby that replayed up to the primary's flush position
+#      after a watermark read, promoted with its clock 5 s behind: its first
+#      IDs of shards that never issued are not below that watermark.
 #
 # Run once per generator (scripts/test.sh).  Assertions compare IDs with
 # each other and with watermarks, never with constants.
@@ -162,6 +165,38 @@ SELECT least(snowflake_nextval(2), snowflake_nextval(3), snowflake_nextval(4))})
 	my $id5 = $f->safe_psql('postgres', 'SELECT snowflake_nextval(5)');
 	cmp_ok($id5, '>=', $high, 'nor of the last never-used shard once the clock is back');
 	$f->stop;
+}
+
+###########################################################################
+# (d) a promoted standby resumes above the watermark its primary returned
+###########################################################################
+
+SKIP:
+{
+	skip "libfaketime is not installed ($libfaketime)", 3 unless -f $libfaketime;
+
+	my $p = node('wm_primary', allows_streaming => 1, start => 1, conf => q{
+snowflake.shard_ids = '2-3'
+snowflake.max_clock_wait = '60s'
+});
+	$p->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+	$p->backup('wm_backup');
+	my $s = node('wm_standby', standby => [ $p, 'wm_backup' ], clock_ms => -5000, start => 1);
+
+	my $w = wm_all($p);
+	my $lsn = $p->lsn('flush');
+	ok($s->poll_query_until('postgres', "SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn"),
+		'the standby replayed up to the primary\'s flush position after the read');
+	$p->stop('immediate');
+	$s->promote;
+	$s->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die 'the standby was not promoted';
+	my $ids = $s->safe_psql('postgres',
+		'SELECT least(snowflake_nextval(2), snowflake_nextval(3))');
+	cmp_ok($ids, '>=', $w,
+		'promoted with its clock behind, it issues no ID of a never-used shard below the watermark');
+	cmp_ok(wm_all($s), '>=', $w, 'and its own watermark is not below it');
+	$s->stop;
 }
 
 done_testing();
