@@ -38,7 +38,9 @@
  *	  after release.  An import slot's reserved_offset and cap are its own
  *	  recorded reservation (backfill.cpp), raised under its slot lock.  Slot locks may
  *	  be taken briefly inside file_lock, never the other way round.
- *	  file_lock also guards resume_offset, which WAL replay raises; it may be
+ *	  file_lock also guards resume_offset, which WAL replay, the floor and
+ *	  the commit watermark's read (mark.cpp's sf_advance_shards, which also
+ *	  moves the live slots' positions under their locks) raise; it may be
  *	  taken in shared mode inside assign_lock.  It also guards the primary's
  *	  shards a standby remembers (primary_shards_known, primary_shard_count,
  *	  primary_shards), written by the redo of a shards record and read, in
