@@ -187,8 +187,9 @@ sf_raise_floor(int64 offset)
  *	- the durable mark covers it (fsynced and WAL-logged: a restart, and a
  *	  standby that replayed the record, resume above it).  sf_move_mark
  *	  writes only when the mark is below, and then SF_RESERVE_AHEAD_MS
- *	  ahead of the clock, so polling an idle server writes about once per
- *	  SF_RESERVE_AHEAD_MS;
+ *	  ahead of the clock; the positions moved below count as activity for
+ *	  the mark worker, which then keeps the mark ahead as while IDs are
+ *	  issued (about two writes a second on a polled idle server);
  *	- resume_offset, above which a shard without a slot resumes when it
  *	  gets one (shmem.cpp's sf_slot_for reads it under file_lock, held
  *	  shared until the slot is published; it is raised here under file_lock
@@ -198,7 +199,7 @@ sf_raise_floor(int64 offset)
  * The value moved to never exceeds the mark; returns it (-1: nothing
  * moved).  A failed write of the mark is not reported here (the generating
  * calls report it): the shards then move only as far as the mark allows.
- * Never ereports.
+ * Raises no error of its own (XLogFlush fails as at any commit).
  */
 int64
 sf_advance_shards(int64 offset)
