@@ -217,7 +217,7 @@ fi
 
 # The tests whose outcome depends on how a shard's generator advances run
 # twice: once with each snowflake.generator (the others with the default).
-GENERATOR_TESTS="test/t/002_concurrency.pl test/t/004_clock_steps.pl test/t/005_restart_clock.pl test/t/006_logical_shards.pl test/t/027_import_history.pl test/t/049_commit_watermark.pl"
+GENERATOR_TESTS="test/t/002_concurrency.pl test/t/004_clock_steps.pl test/t/005_restart_clock.pl test/t/006_logical_shards.pl test/t/027_import_history.pl test/t/033_watermark_restart.pl test/t/049_commit_watermark.pl"
 
 # Runs one prove pass: prove_pass GENERATOR TESTS...; adds to the counts.
 prove_pass() {

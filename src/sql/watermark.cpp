@@ -74,7 +74,10 @@ sf_watermark_of_shard(int64 shard)
  * snowflake_commit_watermark(): the minimum over this server's live shards:
  * every slot made for live IDs since the start, and every shard it may
  * generate for (snowflake.shard_id, shard_ids, or the registry's shard)
- * that has no slot yet.  NULL when there is none.
+ * that has no slot yet; and over every prepared transaction still in
+ * progress, whatever its shard.  NULL when there is no live shard.  Idle
+ * shards are first moved up to the clock (sf_watermark_advance), so that
+ * they do not hold it back.
  *
  * The shards without a slot are looked at first, the slots after: a slot
  * made after a shard was seen without one resumes above what that shard
@@ -93,6 +96,7 @@ snowflake_commit_watermark(PG_FUNCTION_ARGS)
 	int			used;
 
 	sf_watermark_check();
+	sf_watermark_advance();
 	if (sf_registry_enabled)
 	{
 		uint32		held = pg_atomic_read_u32(&sf_shared->registry_shard);
@@ -138,10 +142,14 @@ snowflake_commit_watermark(PG_FUNCTION_ARGS)
 	}
 	if (!found)
 		PG_RETURN_NULL();
-	PG_RETURN_INT64(watermark);
+	/* last: every prepared transaction, whatever its shard */
+	PG_RETURN_INT64(sf_watermark_prepared(watermark));
 }
 
-/* snowflake_commit_watermark(shard): the same for one shard this server holds. */
+/*
+ * snowflake_commit_watermark(shard): the same for one shard this server
+ * holds, or that a prepared transaction still holds.
+ */
 extern "C" Datum
 snowflake_commit_watermark_shard(PG_FUNCTION_ARGS)
 {
@@ -150,6 +158,7 @@ snowflake_commit_watermark_shard(PG_FUNCTION_ARGS)
 
 	sf_watermark_check();
 	sf_check_shard_range(shard);
+	sf_watermark_advance();
 	slot = sf_slot_if_any(shard);
 	if (sf_import_shard(shard) || (slot != NULL && slot->import_slot))
 		ereport(ERROR,
@@ -158,7 +167,8 @@ snowflake_commit_watermark_shard(PG_FUNCTION_ARGS)
 				 errdetail("Imported IDs carry past times; the commit watermark covers live "
 						   "IDs only."),
 				 errhint("Ask for the watermark of a live shard of this server.")));
-	if (slot == NULL && !sf_watermark_live_shard(shard))
+	/* a shard no longer generated here answers while prepared transactions hold it */
+	if (slot == NULL && !sf_watermark_live_shard(shard) && !sf_watermark_prepared_holds(shard))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("shard " INT64_FORMAT " is not generated on this server", shard),

@@ -125,6 +125,35 @@ sf_slot_resume_above(ShardSlot *slot, int64 offset)
 }
 
 /*
+ * Moves a slot's position up to (offset, the last sequence) if it is lower,
+ * without issuing an ID, so that its next ID lies at a later timestamp
+ * (the commit watermark's idle shards, mark.cpp's sf_advance_shards).
+ * Caller holds slot->lock exclusively and offset <= reserved_offset, so the
+ * position stays under the durable mark; reserved_offset is left alone.
+ * The atomic generator installs the word with a CAS (a full barrier) like
+ * any step, so a call that read the older word fails its CAS and steps from
+ * this one; the lwlock generator's calls hold the lock.
+ */
+void
+sf_slot_advance(ShardSlot *slot, int64 offset)
+{
+	Assert(offset <= sf_reserved(slot));
+	if (offset < 0)
+		return;
+	if (sf_generator == SF_GENERATOR_ATOMIC)
+	{
+		uint64		target = snowflake::pack_state(sf_layout, offset, sf_layout.max_sequence());
+		uint64		word = pg_atomic_read_u64(&slot->state);
+
+		while (word < target &&
+			   !pg_atomic_compare_exchange_u64(&slot->state, &word, target))
+			;
+	}
+	else
+		snowflake::resume_above(slot->gen, sf_layout, offset);
+}
+
+/*
  * Lowers a slot's reserved_offset to the last timestamp issued while calls
  * may be running (the registry releasing a shard), and returns the new
  * reserved_offset: no call issues above it any more without a new

@@ -30,6 +30,7 @@ void		sf_slot_snapshot(ShardSlot *slot, snowflake::GeneratorState *gen,
 							 int64 *reserved, TimestampTz *stats_reset);
 int64		sf_slot_last(ShardSlot *slot, int64 *sequence);
 void		sf_slot_resume_above(ShardSlot *slot, int64 offset);
+void		sf_slot_advance(ShardSlot *slot, int64 offset);
 int64		sf_slot_seal(ShardSlot *slot);
 snowflake::Step sf_slot_import(ShardSlot *slot, int64 at_offset);
 

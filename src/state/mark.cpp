@@ -30,6 +30,7 @@
 extern "C"
 {
 #include "postgres.h"
+#include "access/xlog.h"
 #include "catalog/pg_control.h"
 #include "common/controldata_utils.h"
 #include "miscadmin.h"
@@ -176,6 +177,65 @@ sf_raise_floor(int64 offset)
 	}
 	LWLockRelease(sf_shared->file_lock);
 	sf_invalidate_ready();		/* every backend's calls check everything again */
+}
+
+/*
+ * Moves every live shard of this server up to "offset" without issuing an
+ * ID (the commit watermark, for idle shards; watermark.cpp): afterwards no
+ * live shard issues an ID at a timestamp at or below the value returned,
+ * in this run or any later one.  In order:
+ *	- the durable mark covers it (fsynced and WAL-logged: a restart, and a
+ *	  standby that replayed the record, resume above it).  sf_move_mark
+ *	  writes only when the mark is below, and then SF_RESERVE_AHEAD_MS
+ *	  ahead of the clock; the positions moved below count as activity for
+ *	  the mark worker, which then keeps the mark ahead as while IDs are
+ *	  issued (about two writes a second on a polled idle server);
+ *	- resume_offset, above which a shard without a slot resumes when it
+ *	  gets one (shmem.cpp's sf_slot_for reads it under file_lock, held
+ *	  shared until the slot is published; it is raised here under file_lock
+ *	  exclusive, so a slot is either in used_slots below or made after);
+ *	- each live slot's position, never past its reserved_offset (which
+ *	  never passes the durable mark, nor the registry's cap).
+ * The value moved to never exceeds the mark; returns it (-1: nothing
+ * moved).  A failed write of the mark is not reported here (the generating
+ * calls report it): the shards then move only as far as the mark allows.
+ * Raises no error of its own (XLogFlush fails as at any commit).
+ */
+int64
+sf_advance_shards(int64 offset)
+{
+	snowflake::FileError error = {"", "", 0};
+	int			used;
+
+	if (offset < 0 || sf_shared->refused || sf_shared->state_refused)
+		return -1;
+	(void) sf_move_mark(NULL, offset, &error);
+	LWLockAcquire(sf_shared->file_lock, LW_EXCLUSIVE);
+	offset = Min(offset, sf_durable_offset());
+	if (offset > sf_shared->resume_offset)
+		sf_shared->resume_offset = offset;
+	used = (int) pg_atomic_read_u32(&sf_shared->used_slots);
+	for (int i = 0; i < used && offset >= 0; i++)
+	{
+		ShardSlot  *slot = sf_slot(i);
+
+		if (slot->import_slot)
+			continue;			/* import shards keep their own reservations */
+		LWLockAcquire(slot->lock, LW_EXCLUSIVE);
+		sf_slot_advance(slot, Min(offset, sf_reserved(slot)));
+		LWLockRelease(slot->lock);
+	}
+	LWLockRelease(sf_shared->file_lock);
+
+	/*
+	 * The mark's WAL record out of the buffers, so that a streaming standby
+	 * receives it now rather than at the next flush (which on an idle
+	 * primary can be many seconds later): a standby that replayed it
+	 * resumes above "offset" once promoted.  At most once per record.
+	 */
+	if (offset >= 0 && !RecoveryInProgress())
+		XLogFlush((XLogRecPtr) pg_atomic_read_u64(&sf_shared->mark_lsn));
+	return offset;
 }
 
 /* Called by a generating backend whose next ID lies beyond its slot's mark. */

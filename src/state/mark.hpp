@@ -20,6 +20,7 @@ void		sf_mark_shmem_init(void);
 void		sf_extend_mark(ShardSlot *slot, int64 wanted_offset);
 void		sf_reraise_reserved(void);
 void		sf_raise_floor(int64 offset);
+int64		sf_advance_shards(int64 offset);
 void		sf_register_worker(const char *function, const char *name, int flags);
 
 extern "C" PGDLLEXPORT void snowflake_mark_worker_main(Datum arg);

@@ -96,6 +96,7 @@ sf_shmem_init(void)
 		pg_atomic_init_u32(&sf_shared->layout_recorded,
 						   pg_atomic_read_u32(&fresh.layout_recorded));
 		pg_atomic_init_u64(&sf_shared->mark_writes, 0);
+		pg_atomic_init_u64(&sf_shared->mark_lsn, 0);
 		pg_atomic_init_u64(&sf_shared->ready_generation, 0);
 		pg_atomic_init_u32(&sf_shared->registry_shard, 0);
 		for (int64 i = 0; i < shards; i++)

@@ -38,7 +38,9 @@
  *	  after release.  An import slot's reserved_offset and cap are its own
  *	  recorded reservation (backfill.cpp), raised under its slot lock.  Slot locks may
  *	  be taken briefly inside file_lock, never the other way round.
- *	  file_lock also guards resume_offset, which WAL replay raises; it may be
+ *	  file_lock also guards resume_offset, which WAL replay, the floor and
+ *	  the commit watermark's read (mark.cpp's sf_advance_shards, which also
+ *	  moves the live slots' positions under their locks) raise; it may be
  *	  taken in shared mode inside assign_lock.  It also guards the primary's
  *	  shards a standby remembers (primary_shards_known, primary_shard_count,
  *	  primary_shards), written by the redo of a shards record and read, in
@@ -288,6 +290,8 @@ typedef struct SnowflakeShared
 	pg_atomic_uint32 registry_shard;	/* the registry's held shard + 1; 0: none */
 	pg_atomic_uint32 layout_recorded;	/* pg_snowflake/layout matches */
 	pg_atomic_uint64 mark_writes;	/* durable mark writes, all */
+	pg_atomic_uint64 mark_lsn;	/* XLogRecPtr: end of the last mark record
+								 * inserted (wal.cpp, under file_lock); 0: none */
 
 	/*
 	 * Bumped when something a generating call checks changes for every

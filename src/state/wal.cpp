@@ -121,7 +121,9 @@ sf_log_mark(int64 mark_ms)
 		return;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &mark_ms, sizeof(mark_ms));
-	(void) XLogInsert(SF_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+	/* under file_lock: the records' ends grow in this order */
+	pg_atomic_write_u64(&sf_shared->mark_lsn,
+						(uint64) XLogInsert(SF_RMGR_ID, XLOG_SNOWFLAKE_MARK));
 }
 
 /*

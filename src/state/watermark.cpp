@@ -73,6 +73,47 @@
  *	a before_shmem_exit callback: AbortOutOfAnyTransaction), which clears
  *	its entry; one that dies resets shared memory with the crash restart.
  *
+ * Idle shards (sf_watermark_advance, before either form reads).  What a
+ * shard with no open transaction contributes is the lowest ID it could
+ * still issue; without help that is just above its last ID (a slot's
+ * position) or the first ID above the point it resumes from (a shard with
+ * no slot: resume_offset), which stand still while the shard is idle and
+ * hold the server-wide minimum back.  The clock alone is no bound (it can
+ * step back, also across a restart), so the reader makes it one before
+ * using it: mark.cpp's sf_advance_shards(now - 1) first makes the durable
+ * mark cover it, then raises resume_offset and each live slot's position
+ * to it (never past the slot's reserved_offset).  What then bounds a
+ * shard's next ID from below, whatever the clock does:
+ *	- a slot: its position, which only grows; the step issues above it and
+ *	  never goes back with the clock (it waits, or borrows up to the lead).
+ *	  Moving the position is a CAS on the state word (atomic) or a write
+ *	  under the slot lock held exclusively (lwlock), the same as a step, so
+ *	  the ordering argument above holds with it as one more step that
+ *	  issues nothing, before the reader reads G;
+ *	- a shard with no slot yet: its slot resumes above resume_offset, read
+ *	  under file_lock, which the maker holds shared until the slot is
+ *	  published and sf_advance_shards holds exclusive while it raises the
+ *	  value: a slot made concurrently is either among used_slots there or
+ *	  resumes above the raised value (sf_watermark_unslotted's read);
+ *	- after a restart (clean, crash, or with the clock set back): every
+ *	  shard resumes above the mark found at start, which covers every
+ *	  position and resume_offset of the run before (the clean-shutdown
+ *	  settle lowers it to no less than both);
+ *	- a promoted standby: it resumes above the highest mark it replayed;
+ *	  the mark's WAL record is inserted before the positions move and
+ *	  flushed before the read returns (so a streaming standby receives it
+ *	  at once), but the read does not wait for a standby to replay it
+ *	  (docs/commit-watermark.md says what a poller does after a failover).
+ * A backward clock step moves nothing (the shards stand above it already),
+ * so no value returned before is passed by an ID issued after.
+ *
+ * Prepared transactions, server-wide: the form without argument takes the
+ * minimum over every prepared row still in progress, whatever its shard
+ * (sf_watermark_prepared), after it has read every slot and the entries,
+ * so a transaction prepared while it reads is found in one of the two.
+ * The shards this server generates for may have changed across a restart;
+ * a prepared transaction of an earlier shard still holds until it ends.
+ *
  *-------------------------------------------------------------------------
  */
 #include <cerrno>
@@ -86,6 +127,7 @@
 #include "core/statefile.hpp"
 #include "state/datadir.hpp"
 #include "state/fastpath.hpp"
+#include "state/mark.hpp"
 #include "state/watermark.hpp"
 
 extern "C"
@@ -616,7 +658,13 @@ sf_wm_require_sound(void)
 						 "the server.")));
 }
 
-/* The lowest floor of the prepared rows of a shard that are still in progress. */
+/* sf_wm_prepared_floor's shard for the rows of every shard */
+#define SF_WM_ANY_SHARD (-2)
+
+/*
+ * The lowest floor of the prepared rows of a shard (SF_WM_ANY_SHARD: of any
+ * shard) that are still in progress, or "watermark" if lower.
+ */
 static int64
 sf_wm_prepared_floor(int32 shard, int64 watermark)
 {
@@ -628,7 +676,8 @@ sf_wm_prepared_floor(int32 shard, int64 watermark)
 	LWLockAcquire(sf_wm->lock, LW_SHARED);
 	for (int i = 0; i < sf_wm->capacity; i++)
 		if (TransactionIdIsValid(sf_wm_rows[i].xid) &&
-			(sf_wm_rows[i].shard == shard || sf_wm_rows[i].shard == -1) &&
+			(sf_wm_rows[i].shard == shard || sf_wm_rows[i].shard == -1 ||
+			 shard == SF_WM_ANY_SHARD) &&
 			sf_wm_rows[i].floor < watermark)
 			rows[n++] = sf_wm_rows[i];
 	LWLockRelease(sf_wm->lock);
@@ -730,4 +779,46 @@ sf_watermark_unslotted(int64 shard, ShardSlot **slot)
 	return sf_wm_prepared_floor((int32) shard,
 								snowflake::encode(sf_layout, Max(resume, (int64) -1) + 1,
 												  shard, 0));
+}
+
+/*
+ * The server-wide form's last step: every prepared transaction still in
+ * progress holds the watermark at its floor, whatever its shard, also one
+ * this server no longer generates for (its shards changed across a
+ * restart), or one the scan of the live shards stopped before.  Read after
+ * every slot's position and backend entries (the order of the argument
+ * above).
+ */
+int64
+sf_watermark_prepared(int64 watermark)
+{
+	sf_wm_require_sound();
+	return sf_wm_prepared_floor(SF_WM_ANY_SHARD, watermark);
+}
+
+/* Whether a prepared transaction still in progress holds "shard". */
+bool
+sf_watermark_prepared_holds(int64 shard)
+{
+	sf_wm_require_sound();
+	return sf_wm_prepared_floor((int32) shard, PG_INT64_MAX) < PG_INT64_MAX;
+}
+
+/*
+ * Moves the idle shards up to the clock before a reader reads them
+ * (mark.cpp's sf_advance_shards, which says why no ID comes below them
+ * afterwards): every live slot's position to at least the clock's previous
+ * unit, and the point a shard without a slot resumes above.  A shard
+ * therefore answers at most the clock's current unit, unless a
+ * transaction holds it lower.  Only moves up: after a backward clock step
+ * it moves nothing until the clock passes the positions again.
+ */
+void
+sf_watermark_advance(void)
+{
+	int64		now = sf_now_offset();
+
+	sf_wm_require_sound();
+	if (now > 0)
+		(void) sf_advance_shards(now - 1);
 }

@@ -8,8 +8,8 @@
  *		argument.
  *
  * In the state layer, beside mark.cpp: it may call the core, the settings,
- * shmem.cpp (the slots), fastpath.cpp (a slot's position) and datadir.cpp
- * (file errors).
+ * shmem.cpp (the slots), fastpath.cpp (a slot's position), datadir.cpp
+ * (file errors) and mark.cpp (moving idle shards up to the clock).
  *
  *-------------------------------------------------------------------------
  */
@@ -52,5 +52,14 @@ sf_watermark_hold(ShardSlot *slot, bool locked)
  */
 int64		sf_watermark_of_slot(ShardSlot *slot);
 int64		sf_watermark_unslotted(int64 shard, ShardSlot **slot);
+
+/*
+ * The server-wide form's prepared transactions (of every shard), whether
+ * one holds a given shard, and the idle shards' move to the clock that
+ * both forms make before they read (watermark.cpp, mark.cpp).
+ */
+int64		sf_watermark_prepared(int64 watermark);
+bool		sf_watermark_prepared_holds(int64 shard);
+void		sf_watermark_advance(void);
 
 #endif							/* SNOWFLAKE_WATERMARK_HPP */
