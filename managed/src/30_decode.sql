@@ -1,0 +1,28 @@
+-- ===========================================================================
+-- 30_decode.sql: decoders, time bounds, created_after/before/between, the
+-- text form and snowflake_layout(), all layout-dependent ones generated with
+-- the layout's constants inlined (owner: sqldec).
+--
+-- THE INTERFACE (final signature; sqled's snowflake_configure calls it):
+--
+--   snowflake__define_decoders(
+--       epoch_ms        bigint,   -- Unix milliseconds of timestamp 0 (snowflake.epoch)
+--       time_unit_ms    integer,  -- ms per timestamp unit: 1..1000, divides 1000 (snowflake.time_unit)
+--       id_bits         integer,  -- ID width, 40..63 (snowflake.id_bits; 53 = JavaScript-safe)
+--       shard_bits      integer,  -- 0..20 (snowflake.shard_bits)
+--       sequence_bits   integer,  -- 1..24 (snowflake.sequence_bits)
+--       datacenter_bits integer,  -- 0..shard_bits, top part of the shard field
+--       shard_id        integer DEFAULT NULL,  -- shown by snowflake_layout(); NULL = unset
+--       datacenter_id   integer DEFAULT NULL)  -- shown by snowflake_layout(); NULL = unset
+--   RETURNS void
+--
+-- The timestamp field takes id_bits - shard_bits - sequence_bits, as in the
+-- extension.  It checks the layout exactly as the extension's check_layout()
+-- does (22023 with the same reasons), then (re)creates every layout-dependent
+-- function with CREATE OR REPLACE FUNCTION (same OIDs: indexes keep
+-- depending).  It does not check for issued IDs or dependent objects: the
+-- caller (snowflake_configure) refuses those first.  Not SECURITY DEFINER,
+-- REVOKEd from PUBLIC: only the owner (or a SECURITY DEFINER function the
+-- owner made) runs it.  Install calls it once with the default layout
+-- (2024-01-01, 1 ms, 63, 10, 12, 0).
+-- ===========================================================================
