@@ -26,3 +26,320 @@
 -- owner made) runs it.  Install calls it once with the default layout
 -- (2024-01-01, 1 ms, 63, 10, 12, 0).
 -- ===========================================================================
+
+-- Exact Unix milliseconds -> timestamp (UTC, without time zone), for the
+-- constants the generated functions carry.  Counted from 2000-01-01 in two
+-- exact steps (a float product is exact below 2^53), so every millisecond a
+-- timestamptz can hold comes out right, 1970 epochs and year 294276 included.
+CREATE FUNCTION snowflake__utc_of_unix_ms(unix_ms bigint) RETURNS timestamp
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN timestamp '2000-01-01 00:00:00'
+    + interval '4294967296 milliseconds' * ((unix_ms - 946684800000) >> 32)
+    + interval '1 millisecond' * ((unix_ms - 946684800000) & 4294967295);
+
+-- The extension's format_utc(): "YYYY-MM-DD HH:MM:SS.mmm+00", for messages.
+CREATE FUNCTION snowflake__utc_text(unix_ms bigint) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN pg_catalog.to_char(snowflake__utc_of_unix_ms(unix_ms), 'YYYY-MM-DD HH24:MI:SS.MS') || '+00';
+
+DO $install$
+BEGIN
+EXECUTE pg_catalog.replace($src$
+CREATE FUNCTION @extschema@.snowflake__define_decoders(
+    epoch_ms bigint, time_unit_ms integer, id_bits integer, shard_bits integer,
+    sequence_bits integer, datacenter_bits integer,
+    shard_id integer DEFAULT NULL, datacenter_id integer DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET datestyle = 'ISO, YMD'
+SET timezone = 'UTC'
+SET intervalstyle = 'postgres'
+SET lc_numeric = 'C'
+AS $fn$
+DECLARE
+    int64_max constant bigint := 9223372036854775807;
+    -- the last Unix millisecond a timestamptz holds (294276-12-31 23:59:59.999)
+    last_tz_ms constant bigint := 9224318015999999;
+    tb integer;                 -- timestamp bits
+    s integer;                  -- shard + sequence bits: the timestamp's shift
+    max_id bigint;
+    max_shard bigint;
+    max_seq bigint;
+    max_off bigint;
+    max_worker bigint;
+    worker_bits integer;
+    last_unix bigint;           -- start of the last unit (saturating)
+    last_usable bigint;         -- ... or the last a timestamptz holds
+    last_off_tz bigint;         -- the last unit whose start a timestamptz holds
+    max_x bigint;               -- the most milliseconds after the epoch decoded
+    epoch_ts text;              -- the epoch as a timestamp literal (UTC)
+    epoch_tstz text;
+    last_end_tstz text;         -- the last microsecond of the last usable millisecond
+    last_start_tstz text;       -- time_bound: later times are past the layout's end
+    first_txt text;
+    last_txt text;
+    x text;                     -- the ID's milliseconds after the epoch
+    ts_expr text;
+    id_checks text;
+    ts_check text := '';
+    ms_of_ts text;
+    ts_range_error text;
+    shard_error text;
+    sch constant text := '@extschema@';
+BEGIN
+    -- the extension's check_layout(), same bounds, same order
+    IF shard_bits IS NULL OR shard_bits < 0 OR shard_bits > 20 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'shard_bits must be 0 to 20';
+    END IF;
+    IF sequence_bits IS NULL OR sequence_bits < 1 OR sequence_bits > 24 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'sequence_bits must be 1 to 24';
+    END IF;
+    IF id_bits IS NULL OR id_bits < 40 OR id_bits > 63 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'id_bits must be 40 to 63';
+    END IF;
+    IF time_unit_ms IS NULL OR time_unit_ms < 1 OR time_unit_ms > 1000 OR 1000 % time_unit_ms <> 0 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'time_unit_ms must divide a second: 1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500 or 1000';
+    END IF;
+    IF datacenter_bits IS NULL OR datacenter_bits < 0 OR datacenter_bits > shard_bits THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'datacenter_bits must be 0 to shard_bits';
+    END IF;
+    tb := id_bits - shard_bits - sequence_bits;
+    IF tb < 1 OR (tb < 38 AND (2::numeric ^ tb) * time_unit_ms < 2::numeric ^ 38) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = pg_catalog.format('id_bits %s less %s + %s leaves %s timestamp bits of %s ms: less than 2^38 ms (8.7 years)',
+                                        id_bits, shard_bits, sequence_bits, tb, time_unit_ms);
+    END IF;
+    IF epoch_ms IS NULL OR epoch_ms < 0 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'the epoch must not be earlier than 1970-01-01 00:00:00+00';
+    END IF;
+    IF epoch_ms > (extract(epoch FROM clock_timestamp()) * 1000)::bigint THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'the epoch must not be in the future';
+    END IF;
+
+    s := shard_bits + sequence_bits;
+    max_id := CASE WHEN id_bits >= 63 THEN int64_max ELSE (1::bigint << id_bits) - 1 END;
+    max_shard := (1::bigint << shard_bits) - 1;
+    max_seq := (1::bigint << sequence_bits) - 1;
+    max_off := (1::bigint << tb) - 1;
+    worker_bits := shard_bits - datacenter_bits;
+    max_worker := (1::bigint << worker_bits) - 1;
+    last_unix := CASE WHEN max_off > (int64_max - epoch_ms) / time_unit_ms THEN int64_max
+                      ELSE epoch_ms + max_off * time_unit_ms END;
+    IF (extract(epoch FROM clock_timestamp()) * 1000)::bigint > last_unix THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'the layout is used up: the clock is past its last time';
+    END IF;
+    last_usable := least(last_unix, last_tz_ms);
+    last_off_tz := (last_tz_ms - epoch_ms) / time_unit_ms;
+    max_x := least(max_off, last_off_tz) * time_unit_ms;
+
+    epoch_ts := quote_literal(to_char(@extschema@.snowflake__utc_of_unix_ms(epoch_ms), 'YYYY-MM-DD HH24:MI:SS.US'));
+    epoch_tstz := quote_literal(to_char(@extschema@.snowflake__utc_of_unix_ms(epoch_ms), 'YYYY-MM-DD HH24:MI:SS.US') || '+00');
+    last_end_tstz := quote_literal(to_char(@extschema@.snowflake__utc_of_unix_ms(last_usable)
+                                           + interval '999 microseconds', 'YYYY-MM-DD HH24:MI:SS.US') || '+00');
+    last_start_tstz := CASE WHEN last_unix <= last_tz_ms
+        THEN quote_literal(to_char(@extschema@.snowflake__utc_of_unix_ms(last_unix), 'YYYY-MM-DD HH24:MI:SS.US') || '+00')
+        ELSE last_end_tstz END;
+    first_txt := @extschema@.snowflake__utc_text(epoch_ms);
+    last_txt := @extschema@.snowflake__utc_text(last_usable);
+
+    -- checks shared by every decoder of an ID (sf_check_id, sf_check_id_width)
+    id_checks := pg_catalog.format(
+        $$WHEN id < 0 THEN %1$s.snowflake__raise(NULL::@type@, '22003', 'invalid snowflake ID: ' || id::text, 'Snowflake IDs are never negative.')$$, sch);
+    IF max_id < int64_max THEN
+        id_checks := id_checks || pg_catalog.format(
+            $$ WHEN id > %2$s THEN %1$s.snowflake__raise(NULL::@type@, '22003', 'invalid snowflake ID: ' || id::text, %3$L)$$,
+            sch, max_id, pg_catalog.format('These IDs are %s bits wide (snowflake_layout().id_bits): at most %s.', id_bits, max_id));
+    END IF;
+
+    -- the time of an ID: a timestamptz built from the epoch without a float
+    -- product past 2^53 and without a STABLE operator (so it inlines)
+    x := pg_catalog.format('((id >> %s) * %s)', s, time_unit_ms);
+    IF max_x < 9007199254740 THEN
+        ts_expr := pg_catalog.format($$pg_catalog.timezone(interval '0', timestamp %s + interval '1 millisecond' * %s)$$, epoch_ts, x);
+    ELSE
+        ts_expr := pg_catalog.format($$pg_catalog.timezone(interval '0', timestamp '2000-01-01 00:00:00'
+            + interval '4294967296 milliseconds' * ((%1$s + %2$s) >> 32)
+            + interval '1 millisecond' * ((%1$s + %2$s) & 4294967295))$$, x, epoch_ms - 946684800000);
+    END IF;
+    IF max_off > last_off_tz THEN
+        ts_check := pg_catalog.format(
+            $$ WHEN (id >> %2$s) > %3$s THEN %1$s.snowflake__raise(NULL::timestamptz, '22008', 'timestamp out of range for snowflake ID ' || id::text,
+                'Its timestamp field is ' || (id >> %2$s)::text || ' units of %4$s ms after the epoch, beyond the last time a timestamptz can hold (294276-12-31).')$$,
+            sch, s, last_off_tz, time_unit_ms);
+    END IF;
+
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_timestamp(id bigint) RETURNS timestamptz
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        RETURN CASE %2$s%3$s ELSE %4$s END$$, sch, pg_catalog.replace(id_checks, '@type@', 'timestamptz'), ts_check, ts_expr);
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_shard_id(id bigint) RETURNS integer
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        RETURN CASE %2$s ELSE ((id >> %3$s) & %4$s)::integer END$$, sch, pg_catalog.replace(id_checks, '@type@', 'integer'), sequence_bits, max_shard);
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_sequence(id bigint) RETURNS integer
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        RETURN CASE %2$s ELSE (id & %3$s)::integer END$$, sch, pg_catalog.replace(id_checks, '@type@', 'integer'), max_seq);
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_datacenter(id bigint) RETURNS integer
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        RETURN CASE %2$s ELSE (((id >> %3$s) & %4$s) >> %5$s)::integer END$$, sch, pg_catalog.replace(id_checks, '@type@', 'integer'), sequence_bits, max_shard, worker_bits);
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_worker(id bigint) RETURNS integer
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        RETURN CASE %2$s ELSE ((id >> %3$s) & %4$s)::integer END$$, sch, pg_catalog.replace(id_checks, '@type@', 'integer'), sequence_bits, max_worker);
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_decode(id bigint,
+            OUT created_at timestamptz, OUT shard_id integer, OUT sequence integer) RETURNS record
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        BEGIN ATOMIC
+            SELECT %1$s.snowflake_timestamp(id), %1$s.snowflake_shard_id(id), %1$s.snowflake_sequence(id);
+        END$$, sch);
+
+    -- time ranges (sf_offset_of_timestamptz, then the shard's range)
+    ms_of_ts := $$(pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.timezone(interval '0', ts)) * 1000))::bigint$$;
+    ts_range_error := pg_catalog.format(
+        $$WHEN NOT (ts >= %2$s::timestamptz AND ts <= %3$s::timestamptz) THEN %1$s.snowflake__raise(NULL::bigint, '22008',
+            'timestamp out of range for snowflake IDs: "' || ts::text || '"', %4$L)$$,
+        sch, epoch_tstz, last_end_tstz, pg_catalog.format('This layout covers %s to %s.', first_txt, last_txt));
+    shard_error := pg_catalog.format(
+        $$WHEN shard_id < 0 OR shard_id > %2$s THEN %1$s.snowflake__raise(NULL::bigint, '22023',
+            'shard ID ' || shard_id::text || ' is out of range', %3$L)$$,
+        sch, max_shard, pg_catalog.format('Shard IDs go from 0 to %s because snowflake.shard_bits is %s.', max_shard, shard_bits));
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_min_id(ts timestamptz) RETURNS bigint
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        RETURN CASE %2$s ELSE ((%3$s - %4$s) / %5$s) << %6$s END$$,
+        sch, ts_range_error, ms_of_ts, epoch_ms, time_unit_ms, s);
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_min_id(ts timestamptz, shard_id integer) RETURNS bigint
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        RETURN CASE %2$s %7$s ELSE (((%3$s - %4$s) / %5$s) << %6$s) | (shard_id::bigint << %8$s) END$$,
+        sch, ts_range_error, ms_of_ts, epoch_ms, time_unit_ms, s, shard_error, sequence_bits);
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_max_id(ts timestamptz) RETURNS bigint
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        RETURN CASE %2$s ELSE (((%3$s - %4$s) / %5$s) << %6$s) | %7$s END$$,
+        sch, ts_range_error, ms_of_ts, epoch_ms, time_unit_ms, s, (max_shard << sequence_bits) | max_seq);
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_max_id(ts timestamptz, shard_id integer) RETURNS bigint
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        RETURN CASE %2$s %7$s ELSE (((%3$s - %4$s) / %5$s) << %6$s) | (shard_id::bigint << %8$s) | %9$s END$$,
+        sch, ts_range_error, ms_of_ts, epoch_ms, time_unit_ms, s, shard_error, sequence_bits, max_seq);
+
+    -- the first ID created at or after ts (snowflake::time_bound)
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_time_bound(ts timestamptz) RETURNS bigint
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        RETURN CASE WHEN ts <= %2$s::timestamptz THEN 0::bigint
+            WHEN ts > %3$s::timestamptz THEN %1$s.snowflake__raise(NULL::bigint, '22008',
+                'timestamp out of range for snowflake IDs: "' || ts::text || '"', %4$L,
+                'Compare with a time within the layout.')
+            ELSE (((pg_catalog.ceil(EXTRACT(epoch FROM pg_catalog.timezone(interval '0', ts)) * 1000))::bigint
+                   - 1 - %5$s) / %6$s + 1) << %7$s END$$,
+        sch, epoch_tstz, last_start_tstz, pg_catalog.format('This layout covers %s to %s.', first_txt, last_txt),
+        epoch_ms, time_unit_ms, s);
+
+    -- the layout (STABLE, as the extension's: the shard ID may change)
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_layout(
+            OUT epoch timestamptz, OUT timestamp_bits integer, OUT shard_bits integer,
+            OUT sequence_bits integer, OUT max_shard_id integer, OUT ids_per_ms_per_shard bigint,
+            OUT last_timestamp timestamptz, OUT shard_id integer, OUT id_bits integer,
+            OUT time_unit_ms integer, OUT ids_per_unit_per_shard bigint,
+            OUT datacenter_bits integer, OUT datacenter_id integer) RETURNS record
+        LANGUAGE sql STABLE PARALLEL SAFE
+        BEGIN ATOMIC
+            SELECT %2$s::timestamptz, %3$s, %4$s, %5$s, %6$s, %7$s::bigint, %8$s::timestamptz,
+                   %9$s::integer, %10$s, %11$s, %12$s::bigint, %13$s, %14$s::integer;
+        END$$,
+        sch, epoch_tstz, tb, shard_bits, sequence_bits, max_shard, (max_seq + 1) / time_unit_ms,
+        quote_literal(to_char(@extschema@.snowflake__utc_of_unix_ms(last_usable), 'YYYY-MM-DD HH24:MI:SS.US') || '+00'),
+        coalesce(shard_id::text, 'NULL'), id_bits, time_unit_ms, max_seq + 1, datacenter_bits,
+        coalesce(datacenter_id::text, 'NULL'));
+END
+$fn$
+$src$, '@extschema@', pg_catalog.quote_ident(pg_catalog.current_schema()));
+END
+$install$;
+
+REVOKE ALL ON FUNCTION snowflake__define_decoders(bigint, integer, integer, integer, integer, integer, integer, integer) FROM PUBLIC;
+
+-- The default layout: 2024-01-01, 1 ms, 63 bits, 10 shard bits, 12 sequence bits.
+SELECT snowflake__define_decoders(1704067200000, 1, 63, 10, 12, 0);
+
+-- The bigint time filters: "snowflake_created_after(id, t)" inlines to
+-- "id >= snowflake_time_bound(t)", folded to a constant for a constant t, so
+-- the key's index answers it with a range scan.  Not STRICT (as the
+-- extension's), so that the planner inlines them; NULL in, NULL out.
+CREATE FUNCTION snowflake_created_after(id bigint, ts timestamptz) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN id >= snowflake_time_bound(ts);
+
+CREATE FUNCTION snowflake_created_before(id bigint, ts timestamptz) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN id < snowflake_time_bound(ts);
+
+CREATE FUNCTION snowflake_created_between(id bigint, from_ts timestamptz, to_ts timestamptz) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN id >= snowflake_time_bound(from_ts) AND id < snowflake_time_bound(to_ts);
+
+-- The text form: 13 characters of Crockford base32, independent of the
+-- layout.  Not STRICT, so that the planner inlines them (NULL in, NULL out).
+CREATE FUNCTION snowflake_to_text(id bigint) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN id < 0 THEN snowflake__raise(NULL::text, '22003', 'invalid snowflake ID: ' || id::text,
+                                              'Snowflake IDs are never negative.')
+    ELSE substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 60) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 55) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 50) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 45) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 40) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 35) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 30) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 25) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 20) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 15) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 10) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((id >> 5) & 31)::integer + 1, 1)
+      || substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', (id & 31)::integer + 1, 1)
+    END;
+
+-- The errors of snowflake_from_text(), in the extension's order: the length
+-- (in bytes), then the first character (not a digit, or above 7), then the
+-- first character that is not a digit.
+CREATE FUNCTION snowflake__from_text_error(t text) RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    digits constant text := '0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghjkmnpqrstvwxyz';
+BEGIN
+    IF octet_length(t) <> 13 THEN
+        RAISE EXCEPTION USING ERRCODE = '22P02',
+            MESSAGE = format('invalid input syntax for a snowflake ID: "%s"', t),
+            DETAIL = format('A snowflake ID in text form has 13 characters, not %s.', char_length(t));
+    END IF;
+    FOR i IN 1 .. char_length(t) LOOP
+        IF strpos(digits, substr(t, i, 1)) = 0 THEN
+            RAISE EXCEPTION USING ERRCODE = '22P02',
+                MESSAGE = format('invalid input syntax for a snowflake ID: "%s"', t),
+                DETAIL = format('Character %s is not a Crockford base32 digit (0-9 and A-Z without I, L, O, U).', i);
+        END IF;
+        IF i = 1 AND strpos('01234567', substr(t, 1, 1)) = 0 THEN
+            RAISE EXCEPTION USING ERRCODE = '22P02',
+                MESSAGE = format('invalid input syntax for a snowflake ID: "%s"', t),
+                DETAIL = 'The value is larger than the largest bigint; the first character of a snowflake ID is 0 to 7.';
+        END IF;
+    END LOOP;
+    RAISE EXCEPTION 'snowflake__from_text_error called on valid text';
+END
+$fn$;
+
+CREATE FUNCTION snowflake_from_text(text) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN $1 ~ '^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{12}$' AND octet_length($1) = 13
+    THEN ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 1, 1))) - 1)::bigint << 60)
+       | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 2, 1))) - 1)::bigint << 55)
+       | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 3, 1))) - 1)::bigint << 50)
+       | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 4, 1))) - 1)::bigint << 45)
+       | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 5, 1))) - 1)::bigint << 40)
+       | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 6, 1))) - 1)::bigint << 35)
+       | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 7, 1))) - 1)::bigint << 30)
+       | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 8, 1))) - 1)::bigint << 25)
+       | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 9, 1))) - 1)::bigint << 20)
+       | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 10, 1))) - 1)::bigint << 15)
+       | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 11, 1))) - 1)::bigint << 10)
+       | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 12, 1))) - 1)::bigint << 5)
+       | (strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 13, 1))) - 1)::bigint
+    ELSE snowflake__from_text_error($1) END;
