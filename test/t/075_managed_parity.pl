@@ -150,7 +150,9 @@ foreach my $preset (sort keys %presets)
 		    SELECT unnest(ARRAY[epoch, epoch + interval '1 microsecond', last, last - interval '1 microsecond',
 		                        now(), last - interval '1 millisecond' * time_unit_ms]) AS t
 		    UNION ALL
-		    SELECT epoch + (last - epoch) * random() FROM generate_series(1, $n_times / 2)
+		    SELECT least(ext.snowflake_timestamp((random() * $limit)::bigint)
+		                 + (random() * time_unit_ms * 1000)::bigint * interval '1 microsecond', last)
+		    FROM generate_series(1, $n_times / 2)
 		    UNION ALL
 		    SELECT least(now() + (random() - 0.5) * interval '3 years', last) FROM generate_series(1, $n_times / 4)
 		    UNION ALL
