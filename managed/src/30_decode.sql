@@ -155,7 +155,8 @@ BEGIN
 
     -- the time of an ID: a timestamptz built from the epoch without a float
     -- product past 2^53 and without a STABLE operator (so it inlines)
-    x := pg_catalog.format('((id >> %s) * %s)', s, time_unit_ms);
+    x := CASE WHEN time_unit_ms = 1 THEN pg_catalog.format('(id >> %s)', s)
+              ELSE pg_catalog.format('((id >> %s) * %s)', s, time_unit_ms) END;
     IF max_x < 9007199254740 THEN
         ts_expr := pg_catalog.format($$pg_catalog.timezone(interval '0', timestamp %s + interval '1 millisecond' * %s)$$, epoch_ts, x);
     ELSE
@@ -193,7 +194,10 @@ BEGIN
         END$$, sch);
 
     -- time ranges (sf_offset_of_timestamptz, then the shard's range)
-    ms_of_ts := $$(pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.timezone(interval '0', ts)) * 1000))::bigint$$;
+    -- Unix milliseconds of ts, floored, exactly: counted from 2000-01-01 (an
+    -- interval's epoch is exact; a timestamp's is rounded for the last
+    -- millennia a timestamptz holds, whose distance from 1970 overflows int64)
+    ms_of_ts := $$((pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.timezone(interval '0', ts) - timestamp '2000-01-01') * 1000))::bigint + 946684800000)$$;
     ts_range_error := pg_catalog.format(
         $$WHEN NOT (ts >= %2$s::timestamptz AND ts <= %3$s::timestamptz) THEN %1$s.snowflake__raise(NULL::bigint, '22008',
             'timestamp out of range for snowflake IDs: "' || ts::text || '"', %4$L)$$,
@@ -226,8 +230,8 @@ BEGIN
             WHEN ts > %3$s::timestamptz THEN %1$s.snowflake__raise(NULL::bigint, '22008',
                 'timestamp out of range for snowflake IDs: "' || ts::text || '"', %4$L,
                 'Compare with a time within the layout.')
-            ELSE (((pg_catalog.ceil(EXTRACT(epoch FROM pg_catalog.timezone(interval '0', ts)) * 1000))::bigint
-                   - 1 - %5$s) / %6$s + 1) << %7$s END$$,
+            ELSE (((pg_catalog.ceil(EXTRACT(epoch FROM pg_catalog.timezone(interval '0', ts) - timestamp '2000-01-01') * 1000))::bigint
+                   + 946684800000 - 1 - %5$s) / %6$s + 1) << %7$s END$$,
         sch, epoch_tstz, last_start_tstz, pg_catalog.format('This layout covers %s to %s.', first_txt, last_txt),
         epoch_ms, time_unit_ms, s);
 

@@ -250,6 +250,12 @@ foreach my $preset (sort keys %presets)
 				extra_params => [ '-U', 'other' ]),
 			'42', "$preset: another role makes and reads public IDs");
 
+		# the SQL edition refuses a schema where the extension is
+		($rc, $out, $err) = $node->psql('appdb', "SET search_path = ext;\n" . $install,
+			extra_params => [ '-U', 'app' ], on_error_stop => 1);
+		like($err, qr/the snowflake extension is already installed in schema ext/,
+			"$preset: installing into the extension's schema is refused");
+
 		# (e) labels, and what is not offered.  Generation and its statistics
 		# (managed/src/20_generate.sql, 40_stats.sql; tests 070-074) are
 		# compared when present, and not listed when absent.
