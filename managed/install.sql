@@ -319,6 +319,37 @@ BEGIN
         sch, epoch_tstz, last_start_tstz, pg_catalog.format('This layout covers %s to %s.', first_txt, last_txt),
         epoch_ms, time_unit_ms, s);
 
+    -- the named layouts of other systems and this one's (layout.cpp's
+    -- kNamedLayouts and own_named_layout), for the two-argument decoders
+    EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake__named_layout(layout text,
+            OUT name text, OUT epoch_ms bigint, OUT unit_ms bigint, OUT shard_bits integer,
+            OUT shard_low_bits integer, OUT sequence_bits integer, OUT sequence_above_shard boolean,
+            OUT max_id bigint) RETURNS record
+        LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+        SET search_path = pg_catalog, pg_temp
+        AS $body$
+        BEGIN
+            SELECT * INTO name, epoch_ms, unit_ms, shard_bits, shard_low_bits, sequence_bits,
+                          sequence_above_shard, max_id
+            FROM (VALUES ('twitter', 1288834974657, 1, 10, 5, 12, false, 9223372036854775807),
+                         ('discord', 1420070400000, 1, 10, 5, 12, false, 9223372036854775807),
+                         ('instagram', 1314220021721, 1, 13, 0, 10, false, 9223372036854775807),
+                         ('sonyflake', 1409529600000, 10, 16, 0, 8, true, 9223372036854775807),
+                         ('sonyflake_v2', 1735689600000, 10, 16, 0, 8, true, 9223372036854775807),
+                         ('mastodon', 0, 1, 0, 0, 16, false, 9223372036854775807),
+                         ('snowflake', %2$s, %3$s, %4$s, %5$s, %6$s, false, %7$s)) v
+            WHERE v.column1 = lower(layout) AND layout ~ '^[A-Za-z_0-9]+$';
+            IF name IS NULL THEN
+                RAISE EXCEPTION USING ERRCODE = '22023',
+                    MESSAGE = format('unknown snowflake ID layout: "%%s"', layout),
+                    DETAIL = 'Known layouts: twitter, discord, instagram, sonyflake, sonyflake_v2, mastodon, and snowflake (this server''s own).';
+            END IF;
+        END
+        $body$
+        $$,
+        sch, epoch_ms, time_unit_ms, shard_bits, CASE WHEN datacenter_bits > 0 THEN worker_bits ELSE 0 END,
+        sequence_bits, max_id);
+
     -- the layout (STABLE, as the extension's: the shard ID may change)
     EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_layout(
             OUT epoch timestamptz, OUT timestamp_bits integer, OUT shard_bits integer,
@@ -431,6 +462,83 @@ RETURN CASE WHEN $1 ~ '^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{12}$' AND octet_len
        | ((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 12, 1))) - 1)::bigint << 5)
        | (strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', upper(substr($1, 13, 1))) - 1)::bigint
     ELSE snowflake__from_text_error($1) END;
+
+-- Decoding other systems' IDs by layout name (layout.cpp's decode_named):
+-- the fields, and the time as Unix milliseconds, checked by the callers.
+DO $install$
+BEGIN
+EXECUTE pg_catalog.replace($src$
+CREATE FUNCTION @extschema@.snowflake__decode_named(id bigint, layout text,
+    OUT unix_ms bigint, OUT shard_id integer, OUT sequence integer,
+    OUT shard_high integer, OUT shard_low integer)
+RETURNS record
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    l record;
+    units bigint;
+    shard bigint;
+BEGIN
+    l := @extschema@.snowflake__named_layout(layout);
+    IF id < 0 THEN
+        RAISE EXCEPTION USING ERRCODE = '22003', MESSAGE = format('invalid snowflake ID: %s', id),
+            DETAIL = 'Snowflake IDs are never negative.';
+    END IF;
+    IF l.name = 'snowflake' AND id > l.max_id THEN
+        RAISE EXCEPTION USING ERRCODE = '22003', MESSAGE = format('invalid snowflake ID: %s', id),
+            DETAIL = format('These IDs are at most %s.', l.max_id);
+    END IF;
+    units := id >> (l.shard_bits + l.sequence_bits);
+    IF l.sequence_above_shard THEN
+        shard := id & ((1::bigint << l.shard_bits) - 1);
+        sequence := (id >> l.shard_bits) & ((1::bigint << l.sequence_bits) - 1);
+    ELSE
+        shard := (id >> l.sequence_bits) & ((1::bigint << l.shard_bits) - 1);
+        sequence := id & ((1::bigint << l.sequence_bits) - 1);
+    END IF;
+    IF units > (9223372036854775807 - greatest(l.epoch_ms, 0)) / l.unit_ms THEN
+        RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = 'timestamp out of range',
+            DETAIL = format('ID %s carries a time beyond the range of the "%s" layout''s arithmetic.', id, l.name);
+    END IF;
+    unix_ms := l.epoch_ms + units * l.unit_ms;
+    shard_id := CASE WHEN l.shard_bits > 0 THEN shard END;
+    shard_high := CASE WHEN l.shard_low_bits > 0 THEN shard >> l.shard_low_bits END;
+    shard_low := CASE WHEN l.shard_low_bits > 0 THEN shard & ((1::bigint << l.shard_low_bits) - 1) END;
+END
+$fn$;
+$src$, '@extschema@', pg_catalog.quote_ident(pg_catalog.current_schema()));
+END
+$install$;
+
+-- Unix milliseconds as a timestamptz, or 22008 past the last a timestamptz holds.
+CREATE FUNCTION snowflake__timestamptz_checked(unix_ms bigint) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN CASE WHEN unix_ms > 9224318015999999 THEN snowflake__raise(NULL::timestamptz, '22008', 'timestamp out of range',
+        'The ID carries Unix time ' || unix_ms::text || ' ms, beyond the last time a timestamptz can hold (294276-12-31).')
+    ELSE pg_catalog.timezone(interval '0', snowflake__utc_of_unix_ms(unix_ms)) END;
+
+CREATE FUNCTION snowflake_timestamp(id bigint, layout text) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN snowflake__timestamptz_checked((snowflake__decode_named(id, layout)).unix_ms);
+
+CREATE FUNCTION snowflake_shard_id(id bigint, layout text) RETURNS integer
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (snowflake__decode_named(id, layout)).shard_id;
+
+CREATE FUNCTION snowflake_sequence(id bigint, layout text) RETURNS integer
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (snowflake__decode_named(id, layout)).sequence;
+
+CREATE FUNCTION snowflake_decode(id bigint, layout text,
+    OUT created_at timestamptz, OUT shard_id integer, OUT sequence integer,
+    OUT shard_high integer, OUT shard_low integer)
+RETURNS record
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT snowflake__timestamptz_checked(d.unix_ms), d.shard_id, d.sequence, d.shard_high, d.shard_low
+    FROM snowflake__decode_named(id, layout) d;
+END;
 
 -- ---- managed/src/35_public_ids.sql ----
 -- ===========================================================================

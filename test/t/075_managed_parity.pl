@@ -132,6 +132,17 @@ foreach my $preset (sort keys %presets)
 		                              IS DISTINCT FROM sqled.snowflake_created_between(id, '2025-06-01', '$now'))
 		FROM ids}),
 		'0', "$preset: decoders, text form and time filters agree on every ID");
+	# other systems' layouts by name, and this one's as "snowflake"
+	my $n_named = $default ? 20_000 : 3_000;
+	is( $q->(qq{
+		SELECT count(*) FILTER (WHERE ext.snowflake_decode(id, l) IS DISTINCT FROM sqled.snowflake_decode(id, l))
+		     + count(*) FILTER (WHERE ext.snowflake_timestamp(id, l) IS DISTINCT FROM sqled.snowflake_timestamp(id, l))
+		     + count(*) FILTER (WHERE ext.snowflake_shard_id(id, l) IS DISTINCT FROM sqled.snowflake_shard_id(id, l))
+		     + count(*) FILTER (WHERE ext.snowflake_sequence(id, l) IS DISTINCT FROM sqled.snowflake_sequence(id, l))
+		FROM (SELECT id FROM ids ORDER BY id % 7919, id LIMIT $n_named) s,
+		     unnest(ARRAY['twitter', 'Discord', 'instagram', 'sonyflake', 'SONYFLAKE_V2', 'mastodon', 'snowflake']) l}),
+		'0', "$preset: decoders of named layouts agree on $n_named IDs each");
+
 	# NULL in, NULL out, as the extension's STRICT functions
 	is( $q->(q{
 		SELECT sqled.snowflake_timestamp(NULL) IS NULL AND sqled.snowflake_shard_id(NULL) IS NULL
@@ -193,6 +204,10 @@ foreach my $preset (sort keys %presets)
 		map({ ("snowflake_min_id(now(), $_)", "snowflake_max_id(now(), $_)") }
 			('-1', '0', "$shard", '(SELECT max_shard_id FROM ext.snowflake_layout())',
 			 '(SELECT max_shard_id + 1 FROM ext.snowflake_layout())', '2147483647')),
+		map({ ("snowflake_decode($_)", "snowflake_timestamp($_)", "snowflake_shard_id($_)", "snowflake_sequence($_)") }
+			("1, 'nope'", "1, ''", "-1, 'twitter'", "-1, 'nope'", "${max_id}::bigint + (CASE WHEN $max_id < 9223372036854775807 THEN 1 ELSE 0 END), 'snowflake'",
+			 "${limit}::bigint + (CASE WHEN $limit < $max_id THEN 1 ELSE 0 END), 'snowflake'", "9223372036854775807, 'mastodon'",
+			 "9223372036854775807, 'snowflake'", "1, 'twitter '", "1, 'snow flake'")),
 		map({ "snowflake_from_text($_)" }
 			("''", "'0'", "'0000000000000'", "'7ZZZZZZZZZZZZ'", "'8000000000000'", "'ZZZZZZZZZZZZZ'",
 			 "'00000000000000'", "'000000000000I'", "'U000000000000'", "'00000000000-0'",
