@@ -325,20 +325,20 @@ BEGIN
     EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake__named_layout(layout text,
             OUT name text, OUT epoch_ms bigint, OUT unit_ms bigint, OUT shard_bits integer,
             OUT shard_low_bits integer, OUT sequence_bits integer, OUT sequence_above_shard boolean,
-            OUT max_id bigint) RETURNS record
+            OUT max_id bigint, OUT timestamp_bits integer) RETURNS record
         LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
         SET search_path = pg_catalog, pg_temp
         AS $body$
         BEGIN
             SELECT * INTO name, epoch_ms, unit_ms, shard_bits, shard_low_bits, sequence_bits,
-                          sequence_above_shard, max_id
-            FROM (VALUES ('twitter', 1288834974657, 1, 10, 5, 12, false, 9223372036854775807),
-                         ('discord', 1420070400000, 1, 10, 5, 12, false, 9223372036854775807),
-                         ('instagram', 1314220021721, 1, 13, 0, 10, false, 9223372036854775807),
-                         ('sonyflake', 1409529600000, 10, 16, 0, 8, true, 9223372036854775807),
-                         ('sonyflake_v2', 1735689600000, 10, 16, 0, 8, true, 9223372036854775807),
-                         ('mastodon', 0, 1, 0, 0, 16, false, 9223372036854775807),
-                         ('snowflake', %2$s, %3$s, %4$s, %5$s, %6$s, false, %7$s)) v
+                          sequence_above_shard, max_id, timestamp_bits
+            FROM (VALUES ('twitter', 1288834974657, 1, 10, 5, 12, false, 9223372036854775807, 41),
+                         ('discord', 1420070400000, 1, 10, 5, 12, false, 9223372036854775807, 41),
+                         ('instagram', 1314220021721, 1, 13, 0, 10, false, 9223372036854775807, 40),
+                         ('sonyflake', 1409529600000, 10, 16, 0, 8, true, 9223372036854775807, 39),
+                         ('sonyflake_v2', 1735689600000, 10, 16, 0, 8, true, 9223372036854775807, 39),
+                         ('mastodon', 0, 1, 0, 0, 16, false, 9223372036854775807, 47),
+                         ('snowflake', %2$s, %3$s, %4$s, %5$s, %6$s, false, %7$s, %8$s)) v
             WHERE v.column1 = lower(layout) AND layout ~ '^[A-Za-z_0-9]+$';
             IF name IS NULL THEN
                 RAISE EXCEPTION USING ERRCODE = '22023',
@@ -349,7 +349,7 @@ BEGIN
         $body$
         $$,
         sch, epoch_ms, time_unit_ms, shard_bits, CASE WHEN datacenter_bits > 0 THEN worker_bits ELSE 0 END,
-        sequence_bits, max_id);
+        sequence_bits, max_id, tb);
 
     -- the layout (STABLE, as the extension's: the shard ID may change)
     EXECUTE pg_catalog.format($$CREATE OR REPLACE FUNCTION %1$s.snowflake_layout(
@@ -540,6 +540,176 @@ BEGIN ATOMIC
     SELECT snowflake__timestamptz_checked(d.unix_ms), d.shard_id, d.sequence, d.shard_high, d.shard_low
     FROM snowflake__decode_named(id, layout) d;
 END;
+
+-- Partitioning by the key (the extension's partitions.cpp): the number of
+-- IDs in a span of time for pg_partman's integer partitioning, the bounds
+-- of such partitions, and the span a number of IDs covers.  PL/pgSQL over
+-- the configured layout (snowflake__named_layout('snowflake')).
+DO $install$
+BEGIN
+EXECUTE pg_catalog.replace($src$
+-- The number of timestamp units in a span, with the extension's checks.
+CREATE FUNCTION @extschema@.snowflake__span_units(span interval, require_alignment boolean) RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    l record := @extschema@.snowflake__named_layout('snowflake');
+    span_us numeric;
+    span_ms bigint;
+    units bigint;
+    align_ms bigint;
+    off_ms bigint;
+BEGIN
+    IF EXTRACT(year FROM span) <> 0 OR EXTRACT(month FROM span) <> 0 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('partition span "%s" has months or years, which have no fixed number of IDs', span),
+            DETAIL = 'IDs count milliseconds; months and years vary in length.',
+            HINT = 'Use a span of days or less, such as ''1 day'' or ''7 days'', or create monthly partitions yourself with bounds from snowflake_min_id().';
+    END IF;
+    span_us := EXTRACT(epoch FROM span) * 1000000;
+    IF span_us > 9223372036854775807 OR span_us < -9223372036854775808 THEN
+        RAISE EXCEPTION USING ERRCODE = '22003',
+            MESSAGE = format('partition span "%s" is longer than the layout''s whole range of time', span);
+    END IF;
+    IF span_us <= 0 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('partition span "%s" is not positive', span);
+    END IF;
+    IF span_us % 1000 <> 0 OR (span_us / 1000)::bigint % l.unit_ms <> 0 THEN
+        IF l.unit_ms = 1 THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = format('partition span "%s" is not a whole number of milliseconds', span),
+                DETAIL = 'IDs carry their time to the millisecond.';
+        END IF;
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('partition span "%s" is not a whole number of time units', span),
+            DETAIL = format('IDs carry their time in units of %s ms (the layout''s time_unit_ms).', l.unit_ms);
+    END IF;
+    span_ms := (span_us / 1000)::bigint;
+    units := span_ms / l.unit_ms;
+    IF units > (1::bigint << l.timestamp_bits) - 1 THEN
+        RAISE EXCEPTION USING ERRCODE = '22003',
+            MESSAGE = format('partition span "%s" is longer than the layout''s whole range of time', span),
+            DETAIL = format('With %s timestamp bits of %s ms, IDs cover %s years.', l.timestamp_bits, l.unit_ms,
+                            round((l.unit_ms * 2::numeric ^ l.timestamp_bits) / (365.25 * 86400000), 1));
+    END IF;
+    IF require_alignment THEN
+        IF 86400000 % span_ms = 0 THEN
+            align_ms := span_ms;
+        ELSIF span_ms % 86400000 = 0 THEN
+            align_ms := 86400000;
+        ELSE
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = format('partition span "%s" neither divides a day nor is a whole number of days', span),
+                DETAIL = 'Its partitions would start at a different time of day each time.',
+                HINT = 'Choose a span such as ''1 hour'', ''6 hours'', ''1 day'' or ''7 days'', or pass require_alignment => false to accept it.';
+        END IF;
+        off_ms := l.epoch_ms % align_ms;
+        IF off_ms <> 0 THEN
+            RAISE EXCEPTION USING ERRCODE = '55000',
+                MESSAGE = format('the layout''s epoch is not aligned to partitions of "%s"', span),
+                DETAIL = format('Partitions of a fixed number of IDs start at multiples of it counted from ID 0, which is the epoch (%s); every partition would start %s after a UTC %s.',
+                                @extschema@.snowflake__utc_text(l.epoch_ms), justify_hours(off_ms * interval '1 millisecond'),
+                                CASE WHEN align_ms = 86400000 THEN 'midnight' ELSE format('multiple of %s', span) END),
+                HINT = 'Pass require_alignment => false to accept partitions that start at the epoch''s offset; pg_partman 5.5 and later can also shift them back to UTC boundaries with create_parent(p_offset_id => ...).';
+        END IF;
+    END IF;
+    RETURN units;
+END
+$fn$;
+
+CREATE FUNCTION @extschema@.snowflake_partition_interval(span interval DEFAULT '1 day',
+                                                          require_alignment boolean DEFAULT true)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    l record := @extschema@.snowflake__named_layout('snowflake');
+BEGIN
+    RETURN @extschema@.snowflake__span_units(span, require_alignment) << (l.shard_bits + l.sequence_bits);
+END
+$fn$;
+
+CREATE FUNCTION @extschema@.snowflake_partition_span(ids bigint) RETURNS interval
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    l record := @extschema@.snowflake__named_layout('snowflake');
+    per_unit bigint := 1::bigint << (l.shard_bits + l.sequence_bits);
+    us numeric;
+BEGIN
+    IF ids <= 0 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('a partition interval of %s IDs is not positive', ids);
+    END IF;
+    IF ids % per_unit <> 0 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('a partition interval of %s IDs is not a whole number of %s in this layout',
+                             ids, CASE WHEN l.unit_ms = 1 THEN 'milliseconds' ELSE 'time units' END),
+            DETAIL = CASE WHEN l.unit_ms = 1
+                THEN format('A millisecond holds %s IDs (shard and sequence bits); %s IDs is %s ms.',
+                            per_unit, ids, to_char(ids::numeric / per_unit, 'FM999999999999999990.000'))
+                ELSE format('A time unit of %s ms holds %s IDs (shard and sequence bits); %s IDs is %s units.',
+                            l.unit_ms, per_unit, ids, to_char(ids::numeric / per_unit, 'FM999999999999999990.000')) END,
+            HINT = 'Take the interval from snowflake_partition_interval(), for example snowflake_partition_interval(''1 day'').';
+    END IF;
+    us := (ids / per_unit)::numeric * l.unit_ms * 1000;
+    IF us > 9223372036854775807 THEN
+        RAISE EXCEPTION USING ERRCODE = '22008',
+            MESSAGE = format('a partition interval of %s IDs spans more time than an interval holds', ids);
+    END IF;
+    -- justify_hours() of so many microseconds: whole days, then the rest (exact)
+    RETURN interval '1 day' * floor(us / 86400000000)::bigint + interval '1 microsecond' * (us % 86400000000)::bigint;
+END
+$fn$;
+
+CREATE FUNCTION @extschema@.snowflake_partition_bounds(from_time timestamptz, to_time timestamptz,
+                                                        span interval DEFAULT '1 day',
+                                                        require_alignment boolean DEFAULT true,
+                                                        OUT starts timestamptz, OUT ends timestamptz,
+                                                        OUT from_id bigint, OUT to_id bigint)
+RETURNS SETOF record
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE ROWS 100
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    l record := @extschema@.snowflake__named_layout('snowflake');
+    bits integer := l.shard_bits + l.sequence_bits;
+    units bigint := @extschema@.snowflake__span_units(span, require_alignment);
+    step bigint := units << bits;
+    lo bigint;
+    last bigint;
+    k bigint;
+    end_ms numeric;
+BEGIN
+    IF to_time <= from_time THEN
+        RETURN;
+    END IF;
+    lo := @extschema@.snowflake_min_id(from_time);
+    last := @extschema@.snowflake_max_id(to_time - interval '1 microsecond');
+    k := lo / step;
+    WHILE k::numeric * step <= last LOOP
+        starts := pg_catalog.timezone(interval '0', @extschema@.snowflake__utc_of_unix_ms(l.epoch_ms + k * units * l.unit_ms));
+        end_ms := (k + 1)::numeric * units * l.unit_ms + l.epoch_ms;
+        ends := CASE WHEN end_ms <= 9224318015999999
+            THEN pg_catalog.timezone(interval '0', @extschema@.snowflake__utc_of_unix_ms(end_ms::bigint)) END;
+        from_id := k * step;
+        IF (k + 1)::numeric * step > 9223372036854775807 THEN
+            to_id := NULL;
+            RETURN NEXT;
+            RETURN;
+        END IF;
+        to_id := (k + 1) * step;
+        RETURN NEXT;
+        k := k + 1;
+    END LOOP;
+END
+$fn$;
+$src$, '@extschema@', pg_catalog.quote_ident(pg_catalog.current_schema()));
+END
+$install$;
 
 -- ---- managed/src/35_public_ids.sql ----
 -- ===========================================================================

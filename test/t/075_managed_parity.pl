@@ -17,6 +17,9 @@
 #  (c) the SQLSTATE of every function for bad input (negative IDs, IDs wider
 #      than the layout, times outside it and infinities, shards out of range,
 #      bad text, bad public IDs) is the extension's;
+#  (c2) the partition helpers: the same value, or the same SQLSTATE, for a
+#      list of spans (aligned or not, months, negative, sub-millisecond, too
+#      long), numbers of IDs and ranges (empty, at the layout's ends);
 #  (d) the default preset only: public IDs of 10,000 IDs under two keys and a
 #      tweak, both ways, and decoding each other's;
 #  (e) the functions' labels (IMMUTABLE/STABLE, STRICT, PARALLEL SAFE) are
@@ -63,7 +66,7 @@ foreach my $preset (sort keys %presets)
 {
 	my $default = $preset eq 'a_default';
 	my $n_ids = $default ? 1_000_000 : 100_000;
-	my $n_times = $default ? 200_000 : 20_000;
+	my $n_times = $default ? 100_000 : 10_000;
 	my $conf = "snowflake.shard_id = 3\n" . $presets{$preset};
 	$conf .= "snowflake.public_id_keys = '2:$key2,1:$key1'\n" if $default;
 	my $node = node($preset, conf => $conf, start => 1);
@@ -230,6 +233,37 @@ foreach my $preset (sort keys %presets)
 		      FROM (VALUES $values) v(p)) x
 		WHERE e IS DISTINCT FROM s});
 	is($diff, '', "$preset: the same SQLSTATE as the extension for " . scalar(@probes) . " probes");
+	# partitioning helpers: value or SQLSTATE, for spans, IDs and ranges
+	$q->(q{
+		CREATE FUNCTION res(q text) RETURNS text LANGUAGE plpgsql AS $$
+		DECLARE r text;
+		BEGIN EXECUTE 'SELECT (' || q || ')::text' INTO r; RETURN coalesce(r, 'NULL');
+		EXCEPTION WHEN OTHERS THEN RETURN 'ERROR ' || SQLSTATE; END $$;});
+	my @spans = ('1 day', '1 hour', '6 hours', '7 days', '10 minutes', '1 millisecond', '10 milliseconds',
+		'1 second', '1 day 2 hours', '5 hours', '25 hours', '1 day -1 hour', '1 month', '-1 day', '0',
+		'1.5 milliseconds', '1 microsecond', '1000000000 days', '100000 days', '2 years');
+	my @exprs = (
+		map({ ("\@snowflake_partition_interval('$_')", "\@snowflake_partition_interval('$_', false)",
+				"\@snowflake_partition_span(\@snowflake_partition_interval('$_', false))") } @spans),
+		map({ "\@snowflake_partition_span($_)" }
+			('1', '0', '-1', '9223372036854775807', '(SELECT ids_per_unit_per_shard * (max_shard_id + 1) FROM ext.snowflake_layout())',
+			 '(SELECT 3 * ids_per_unit_per_shard * (max_shard_id + 1) + 1 FROM ext.snowflake_layout())',
+			 '(SELECT 1000000007 * ids_per_unit_per_shard * (max_shard_id + 1) FROM ext.snowflake_layout())')),
+		map({ "(SELECT string_agg(row(b.*)::text, ';') FROM \@snowflake_partition_bounds($_) b)" }
+			("now() - interval '30 days', now()", "now() - interval '30 days', now(), '1 day', false",
+			 "now() - interval '2 hours', now(), '10 minutes'", "now(), now() - interval '1 day'",
+			 "(SELECT epoch FROM ext.snowflake_layout()), (SELECT epoch + interval '3 days' FROM ext.snowflake_layout()), '1 day', false",
+			 "(SELECT last_timestamp - interval '3 days' FROM ext.snowflake_layout()), (SELECT last_timestamp FROM ext.snowflake_layout()), '1 day', false",
+			 "(SELECT last_timestamp - interval '3 hours' FROM ext.snowflake_layout()), 'infinity', '1 hour', false",
+			 "'-infinity', now()", "now() - interval '1 day', now(), '1 month'", "now() - interval '5 days', now(), '7 days', false")));
+	my $evalues = join ",\n", map { my $p = $_; $p =~ s/'/''/g; "('$p')" } @exprs;
+	is( $q->(qq{
+		SELECT string_agg(format('%s: extension %s, SQL edition %s', e, x, y), E'\\n')
+		FROM (SELECT e, res(replace(e, '\@', 'ext.')) AS x, res(replace(e, '\@', 'sqled.')) AS y
+		      FROM (VALUES $evalues) v(e)) r
+		WHERE x IS DISTINCT FROM y}),
+		'', "$preset: partition helpers give the same values and SQLSTATEs for " . scalar(@exprs) . " calls");
+
 	# the probes do fail where they should
 	cmp_ok($q->(qq{SELECT count(*) FROM (VALUES $values) v(p) WHERE state('SELECT sqled.' || p) <> 'ok'}),
 		'>=', 40, "$preset: the probes include failures");
