@@ -29,8 +29,11 @@ done
 [ -n "$version" ] || { echo "build.sh: no version (snowflake.control default_version)" >&2; exit 1; }
 name=snowflake_sql
 
-# the sources in name order, @version@ filled in
-body() {
+# the sources in name order, @version@ filled in; blocks between
+# "-- @plain-only-begin/end" are for install.sql only, between
+# "-- @tle-only-begin/end" for pg_tle.sql only (pg_extension_config_dump,
+# which only an extension script may call)
+all_sources() {
     local f
     for f in $(LC_ALL=C ls "$src"/*.sql); do
         printf -- '-- ---- managed/src/%s ----\n' "$(basename "$f")"
@@ -38,10 +41,11 @@ body() {
         printf '\n'
     done
 }
-# the same without the plain-only blocks (CREATE EXTENSION pgcrypto: under
-# pg_tle the extension requires it instead)
+body() {
+    all_sources | awk '/^-- @tle-only-begin/{skip=1; next} /^-- @tle-only-end/{skip=0; next} !skip'
+}
 tle_body() {
-    body | awk '/^-- @plain-only-begin/{skip=1; next} /^-- @plain-only-end/{skip=0; next} !skip'
+    all_sources | awk '/^-- @plain-only-begin/{skip=1; next} /^-- @plain-only-end/{skip=0; next} !skip'
 }
 # a dollar-quote tag that occurs nowhere in the text of file $1
 tag_for() {

@@ -738,6 +738,11 @@ CREATE TABLE snowflake__public_id_keys (
     key bytea NOT NULL CHECK (octet_length(key) BETWEEN 16 AND 64)
 );
 REVOKE ALL ON TABLE snowflake__public_id_keys FROM PUBLIC;
+-- Under pg_tle the table is a member of the extension: pg_dump writes its
+-- rows only when told to (the plain install's table is dumped like any other).
+-- @tle-only-begin
+SELECT pg_catalog.pg_extension_config_dump('snowflake__public_id_keys', '');
+-- @tle-only-end
 
 DO $install$
 DECLARE

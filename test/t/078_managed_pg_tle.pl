@@ -56,6 +56,8 @@ is($app->(q{SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = 
 is($app->(q{SELECT count(*) > 20 FROM pg_depend d JOIN pg_extension e ON d.refobjid = e.oid
             WHERE e.extname = 'snowflake_sql' AND d.deptype = 'e'}),
 	't', '(a) the functions are members of the extension');
+like($app->(q{SELECT extconfig::regclass[]::text FROM pg_extension WHERE extname = 'snowflake_sql'}),
+	qr/snowflake__public_id_keys/, '(a) pg_dump writes the public ID keys (an extension configuration table)');
 is($node->safe_psql('appdb', q{SELECT count(*) FROM pg_settings WHERE name LIKE 'snowflake.%'}),
 	'0', '(a) no snowflake.so: no snowflake.* setting exists');
 
