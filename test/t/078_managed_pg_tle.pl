@@ -32,7 +32,7 @@ my $root = "$FindBin::RealBin/../..";
 my $node = node('tle', preload => 0, conf => "shared_preload_libraries = 'pg_tle'\n");
 my $libdir = $node->config_data('--pkglibdir');
 plan skip_all => "pg_tle is not installed for this PostgreSQL ($libdir/pg_tle.so is absent: "
-  . "its source ../shared/vendor/pg_tle-*.tar.gz was not there when scripts/test.sh built)"
+  . "scripts/test.sh builds it from ../shared/vendor/pg_tle-*.tar.gz, which was absent or did not build)"
   unless -e "$libdir/pg_tle.so";
 $node->start;
 
