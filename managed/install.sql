@@ -774,7 +774,7 @@ BEGIN
     IF encrypt THEN
         FOR round IN 0 .. 9 LOOP
             mac := @pgcrypto@.hmac(head || substr(int8send(round::bigint), 8, 1)
-                                   || substr(int8send(r), 5, 4) || tail, key, 'sha256');
+                                   || substr(int8send(r), 5, 4) || tail, key, 'sha256'::text);
             t := l # ((get_byte(mac, 0)::bigint << 24) | (get_byte(mac, 1) << 16)
                       | (get_byte(mac, 2) << 8) | get_byte(mac, 3));
             l := r;
@@ -783,7 +783,7 @@ BEGIN
     ELSE
         FOR round IN REVERSE 9 .. 0 LOOP
             mac := @pgcrypto@.hmac(head || substr(int8send(round::bigint), 8, 1)
-                                   || substr(int8send(l), 5, 4) || tail, key, 'sha256');
+                                   || substr(int8send(l), 5, 4) || tail, key, 'sha256'::text);
             t := r # ((get_byte(mac, 0)::bigint << 24) | (get_byte(mac, 1) << 16)
                       | (get_byte(mac, 2) << 8) | get_byte(mac, 3));
             r := l;
