@@ -120,10 +120,16 @@ unitcheck: test/unit/core_test tsancheck
 layercheck:
 	python3 $(srcdir)/scripts/layercheck.py --self-test $(srcdir)/src
 
+# The SQL edition (issue 34, docs/managed.md): managed/install.sql and
+# managed/pg_tle.sql from managed/src/*.sql; both are committed, and the
+# release checks (scripts/check-release.py) fail when they differ from a build.
+managed:
+	bash $(srcdir)/managed/build.sh
+
 $(DATA_built): $(srcdir)/extension/snowflake.sql $(srcdir)/snowflake.control
 	cp $< $@
 
 prove_installcheck_snowflake:
 	$(prove_installcheck)
 
-.PHONY: unitcheck tsancheck layercheck prove_installcheck_snowflake
+.PHONY: unitcheck tsancheck layercheck managed prove_installcheck_snowflake

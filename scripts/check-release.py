@@ -19,10 +19,13 @@ broken documents).
     python3 scripts/check-release.py
 """
 import copy
+import difflib
 import hashlib
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -213,6 +216,38 @@ def vkey(v):
     return tuple(int(x) for x in v.split("."))
 
 
+def check_managed(t):
+    """The SQL edition's generated artifacts (managed/install.sql, managed/pg_tle.sql)
+    are what managed/build.sh makes from managed/src/ now: nobody edited them by
+    hand, nobody forgot to rebuild them."""
+    build = os.path.join(REPO, "managed", "build.sh")
+    if not t.check(os.path.exists(build), "managed/build.sh exists"):
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(["bash", build, "--out", tmp], capture_output=True, text=True)
+        if not t.check(r.returncode == 0, "managed/build.sh builds the SQL edition", r.stderr):
+            return
+        for name in ("install.sql", "pg_tle.sql"):
+            fresh = open(os.path.join(tmp, name), encoding="utf-8").read()
+            path = os.path.join(REPO, "managed", name)
+            committed = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+            diff = "".join(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True),
+                                                f"managed/{name} (in the tree)", "fresh build", n=1))
+            t.check(committed == fresh, f"managed/{name} is what managed/build.sh makes "
+                    "(run it and commit the result)", diff[:3000])
+        # the comparison can fail: a source changed by one comment builds another artifact
+        src = os.path.join(tmp, "src")
+        shutil.copytree(os.path.join(REPO, "managed", "src"), src)
+        with open(os.path.join(src, "99_drift.sql"), "w", encoding="utf-8") as f:
+            f.write("-- drift\n")
+        out = os.path.join(tmp, "drift")
+        r = subprocess.run(["bash", build, "--src", src, "--out", out], capture_output=True, text=True)
+        t.check(r.returncode == 0 and all(
+            open(os.path.join(out, n), encoding="utf-8").read() !=
+            open(os.path.join(tmp, n), encoding="utf-8").read() for n in ("install.sql", "pg_tle.sql")),
+            "a changed source builds different artifacts (the drift check can fail)", r.stderr)
+
+
 def main():
     t = Tap()
     control = read("snowflake.control")
@@ -308,6 +343,7 @@ def main():
 
     check_links(t)
     check_fleet_grants(t)
+    check_managed(t)
 
     print(f"1..{t.n}")
     return 1 if t.failed else 0

@@ -171,6 +171,14 @@ extversion=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$REPO/snowflake.contro
     --exclude=__pycache__ --exclude='build-[0-9]*' --warning=no-file-changed -cf - . ||
     [ $? -eq 1 ]; } | tar -C "$build" -xf -
 
+# the third-party sources the tests build (pg_tle), into a build-only folder
+# of the tree's copy (scripts/lib.sh, vendor_dir)
+vendor=$(vendor_dir)
+if [ -n "$vendor" ]; then
+  mkdir -p "$build/build-vendor"
+  cp "$vendor"/pg_tle-*.tar.gz "$build/build-vendor/"
+fi
+
 in_chroot bash /build/snowflake/scripts/install-deps.sh
 
 status=0

@@ -24,6 +24,9 @@ packages=(
   libpq-dev sudo nftables iproute2
   # partitioning by the key with pg_partman (test/t/045_partman.pl)
   "postgresql-$v-partman"
+  # pg_tle, built from ../shared/vendor/ for the SQL edition's tests
+  # (test/t/078_managed_pg_tle.pl; scripts/lib.sh, build_pg_tle)
+  flex bison libkrb5-dev
   # the Debian package (scripts/package.sh, pg_buildext, pg_virtualenv)
   postgresql-server-dev-all debhelper fakeroot dpkg-dev build-essential
 )

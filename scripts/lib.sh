@@ -73,6 +73,51 @@ as_pg() {
 
 # Builds and installs the extension system-wide (install needs root).
 # Objects built for another PostgreSQL version are cleaned first.
+# The folder that holds third-party sources for the tests (pg_tle): beside
+# the clone (../shared/vendor, as in CI), or the copy scripts/chroot.sh puts
+# into a chroot's tree (build-vendor/); empty when neither is there.
+vendor_dir() {
+  local d
+  for d in "${SNOWFLAKE_VENDOR:-}" "$REPO/../shared/vendor" "$REPO/build-vendor"; do
+    if [ -n "$d" ] && compgen -G "$d/pg_tle-*.tar.gz" >/dev/null; then
+      (cd "$d" && pwd)
+      return
+    fi
+  done
+}
+
+# Builds and installs pg_tle for the PostgreSQL under test (PG_CONFIG) from
+# its source in vendor_dir(), unless it is installed already; without the
+# source, says so (the pg_tle tests then skip themselves, saying why).
+build_pg_tle() {
+  local vendor tarball tmp dir
+  if [ -e "$("$PG_CONFIG" --pkglibdir)/pg_tle.so" ] &&
+     [ -e "$("$PG_CONFIG" --sharedir)/extension/pg_tle.control" ]; then
+    return 0
+  fi
+  vendor=$(vendor_dir)
+  if [ -z "$vendor" ]; then
+    echo "pg_tle: no source (../shared/vendor/pg_tle-*.tar.gz): the pg_tle tests are skipped"
+    return 0
+  fi
+  tarball=$(ls "$vendor"/pg_tle-*.tar.gz | head -n 1)
+  tmp=$(mktemp -d /tmp/snowflake-pg_tle.XXXXXX)
+  tar -xzf "$tarball" -C "$tmp"
+  dir=$(ls -d "$tmp"/pg_tle-*/ | head -n 1)
+  echo "pg_tle: building $(basename "$tarball") for PostgreSQL $PG_VERSION"
+  # a failed build does not stop the run: the pg_tle tests then skip, saying so
+  if ! make -C "$dir" -s PG_CONFIG="$PG_CONFIG" >"$tmp/build.log" 2>&1 ||
+     ! if [ "$(id -u)" -eq 0 ]; then
+         make -C "$dir" -s PG_CONFIG="$PG_CONFIG" install >>"$tmp/build.log" 2>&1
+       else
+         sudo make -C "$dir" -s PG_CONFIG="$PG_CONFIG" install >>"$tmp/build.log" 2>&1
+       fi; then
+    echo "pg_tle: the build FAILED for PostgreSQL $PG_VERSION (its tests are skipped); the end of its log:"
+    tail -n 20 "$tmp/build.log"
+  fi
+  rm -rf "$tmp"
+}
+
 build_and_install() {
   local stamp=$REPO/.built-for-pg
   if [ "$(cat "$stamp" 2>/dev/null)" != "$PG_VERSION" ]; then

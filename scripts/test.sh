@@ -153,6 +153,7 @@ echo "== PostgreSQL $PG_VERSION ($PG_BIN)"
 if [ -z "${SKIP_BUILD:-}" ]; then
   bash "$REPO/scripts/install-deps.sh"
   build_and_install
+  build_pg_tle
 fi
 
 default_suites="unit layers release regress tap package"
