@@ -151,6 +151,8 @@ like($log, qr/WARNING:  $layout_differs/,
 	'changed layout: the start logs the WARNING of a recorded layout');
 like($log, qr/DETAIL:  snowflake\.epoch was 2024-01-01 00:00:00\.000\+00 and is now 2023-01-01 00:00:00\.000\+00; snowflake\.sequence_bits was 12 and is now 14\./,
 	'changed layout: the WARNING names both settings, was and is');
+like($log, qr/HINT:  snowflake_nextval\(\), the decoding functions and the time comparisons will refuse to run: restore the settings named and restart the server\. To change the layout deliberately, see "Changing the layout"/,
+	'changed layout: the WARNING says what refuses and what to do');
 foreach my $q (sort keys %queries)
 {
 	my ($sql) = @{ $queries{$q} };
