@@ -1028,5 +1028,9 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION snowflake_record_layout() IS
 'records this server''s ID layout in pg_snowflake/layout (and WAL) unless it is recorded; CREATE EXTENSION calls it';
 
+-- superusers only, as the other functions that write pg_snowflake/ on demand
+-- (every role's first decoder call records the layout all the same)
+REVOKE ALL ON FUNCTION snowflake_record_layout() FROM PUBLIC;
+
 SELECT snowflake_record_layout();
 -- ===== end of the layout record =====

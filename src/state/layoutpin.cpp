@@ -8,7 +8,7 @@
  * partition's bounds) is as stale as the layout it came from: a server
  * restarted with another layout would answer differently through the index
  * than through the table.  So the layout is recorded, in pg_snowflake/layout
- * and WAL, by the same code as the first ID (wal.cpp: sf_record_layout), before
+ * and WAL, by the code the first ID uses (wal.cpp: sf_record_layout), before
  * any such value can be computed; a later start with another layout is
  * refused (datadir.cpp), which keeps every computation to the recorded one.
  * The record is not transactional: a call in a transaction that aborts pins

@@ -21,7 +21,9 @@
 #       absent decodes but records nothing itself, and gets the primary's
 #       record through WAL;
 #   (c) a dump restored into a fresh server: the restore's CREATE EXTENSION
-#       records that server's layout, which a restart with another refuses.
+#       records that server's layout, which a restart with another refuses;
+#   (d) the extension created at 1.2 (whose script records nothing) records
+#       the layout when updated to 1.3.
 
 use strict;
 use warnings;
@@ -258,5 +260,18 @@ is(answer($fresh, 'postgres', $_, $queries{snowflake_partial}[0]),
 	'refused', "restored, then a changed layout: the $_ plan is refused")
   foreach sort keys %plans;
 $fresh->stop;
+
+###########################################################################
+# (d) ALTER EXTENSION UPDATE records the layout.
+###########################################################################
+
+my $upd = node('update', conf => "snowflake.shard_id = 3\n", start => 1);
+$upd->safe_psql('postgres', "CREATE EXTENSION snowflake VERSION '1.2'");
+ok(!-e $upd->data_dir . '/pg_snowflake/layout', 'created at 1.2: no layout recorded');
+$upd->safe_psql('postgres', 'ALTER EXTENSION snowflake UPDATE');
+ok(-f $upd->data_dir . '/pg_snowflake/layout', 'the update to 1.3 recorded the layout');
+is(slurp_file($upd->data_dir . '/pg_snowflake/layout'),
+	$recorded, 'the same record as a fresh CREATE EXTENSION writes');
+$upd->stop;
 
 done_testing();
