@@ -9,6 +9,7 @@ CORE_OBJS     = src/core/layout.o src/core/generator.o src/core/atomicgen.o src/
                 src/core/hmac_sha256.o src/core/publicid.o
 SETTINGS_OBJS = src/settings/guc.o src/settings/settings.o src/settings/seqstart.o
 STATE_OBJS    = src/state/slots.o src/state/datadir.o src/state/counters.o src/state/fastpath.o src/state/shmem.o src/state/wal.o \
+                src/state/layoutpin.o \
                 src/state/mark.o src/state/history.o src/state/watermark.o
 REGISTRY_OBJS = src/registry/etcd_json.o src/registry/etcd.o src/registry/backend_etcd.o \
                 src/registry/pgconn.o src/registry/backend_pg.o src/registry/registry.o src/registry/lease.o

@@ -1513,3 +1513,27 @@ LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION snowflake_commit_watermark(integer) IS
 'the commit watermark of one live shard of this server: every ID of the shard below it that will ever be committed is committed';
 -- ===== end of the commit watermark =====
+
+-- ===== the layout recorded before its first use (issue 33) =====
+-- VOLATILE, PARALLEL UNSAFE: it writes pg_snowflake/layout and WAL.  Records
+-- this server's layout unless it is recorded, as the first ID does, so that
+-- nothing computed with the layout (an index over a decoder, a partial index
+-- "id >= t", a generated column) can be stored before the layout is fixed.
+-- An error when a recorded layout differs; without the preload, on a standby
+-- or while the clock reads earlier than snowflake.epoch it records nothing
+-- (the first decoder call records it then).  Called here, so that CREATE
+-- EXTENSION and ALTER EXTENSION UPDATE record the layout.
+CREATE FUNCTION snowflake_record_layout()
+RETURNS void
+AS 'MODULE_PATHNAME', 'snowflake_record_layout'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION snowflake_record_layout() IS
+'records this server''s ID layout in pg_snowflake/layout (and WAL) unless it is recorded; CREATE EXTENSION calls it';
+
+-- superusers only, as the other functions that write pg_snowflake/ on demand
+-- (every role's first decoder call records the layout all the same)
+REVOKE ALL ON FUNCTION snowflake_record_layout() FROM PUBLIC;
+
+SELECT snowflake_record_layout();
+-- ===== end of the layout record =====

@@ -27,6 +27,7 @@
 #include "sql/decode.hpp"
 #include "sql/origin.hpp"
 #include "state/datadir.hpp"
+#include "state/layoutpin.hpp"
 
 extern "C"
 {
@@ -250,7 +251,7 @@ snowflake_adopt_database(PG_FUNCTION_ARGS)
 				break;
 		}
 		/* as snowflake_timestamp(m) decodes it */
-		sf_require_ready();
+		sf_require_layout();
 		sf_check_id(m);
 		sf_check_id_width(m);
 		m_ts = sf_decoded_timestamptz(snowflake::decode(sf_layout, m).unix_ms, m);

@@ -3,8 +3,8 @@
  * decode.cpp
  *		Decoding IDs of this server's layout, time-range bounds, the text
  *		form and snowflake_layout() (see decode.hpp).  The decoders are
- *		IMMUTABLE: the layout is fixed at server start and guarded by the
- *		recorded layout (datadir.cpp).
+ *		IMMUTABLE: the layout is fixed at server start, recorded before its
+ *		first use (layoutpin.hpp) and guarded by the record (datadir.cpp).
  *
  *-------------------------------------------------------------------------
  */
@@ -12,6 +12,7 @@
 
 #include "sql/decode.hpp"
 #include "registry/registry.hpp"
+#include "state/layoutpin.hpp"
 
 extern "C"
 {
@@ -36,6 +37,7 @@ PG_FUNCTION_INFO_V1(snowflake_shard_id);
 PG_FUNCTION_INFO_V1(snowflake_sequence);
 PG_FUNCTION_INFO_V1(snowflake_decode);
 PG_FUNCTION_INFO_V1(snowflake_layout);
+PG_FUNCTION_INFO_V1(snowflake_record_layout);
 PG_FUNCTION_INFO_V1(snowflake_datacenter);
 PG_FUNCTION_INFO_V1(snowflake_worker);
 }
@@ -110,7 +112,7 @@ sf_decode_arg(FunctionCallInfo fcinfo)
 {
 	int64		id = PG_GETARG_INT64(0);
 
-	sf_require_ready();
+	sf_require_layout();
 	sf_check_id(id);
 	sf_check_id_width(id);
 	return snowflake::decode(sf_layout, id);
@@ -195,6 +197,22 @@ snowflake_layout(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(sf_make_record(fcinfo, values, nulls));
 }
 
+/*
+ * Records this server's layout in pg_snowflake/layout (and WAL) unless it is
+ * recorded: CREATE EXTENSION and ALTER EXTENSION UPDATE call it, so that the
+ * layout is fixed before anything computed with it can be stored.  Errors
+ * out when a recorded layout differs; records nothing, quietly, without the
+ * preload (CREATE EXTENSION works without it), on a standby, or while the
+ * clock reads earlier than the epoch (the first use records it then).
+ */
+extern "C" Datum
+snowflake_record_layout(PG_FUNCTION_ARGS)
+{
+	if (sf_shared != NULL)
+		(void) sf_pin_layout(false);
+	PG_RETURN_VOID();
+}
+
 /* The datacenter part of an ID's shard field (0 without datacenters). */
 extern "C" Datum
 snowflake_datacenter(PG_FUNCTION_ARGS)
@@ -221,7 +239,7 @@ sf_offset_of_timestamptz(TimestampTz ts)
 	int64		unix_ms;
 	char		first[40], last[40];
 
-	sf_require_ready();
+	sf_require_layout();
 	if (!TIMESTAMP_NOT_FINITE(ts))
 	{
 		/* floor division: the millisecond that contains ts */

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "sql/decode.hpp"
+#include "state/layoutpin.hpp"
 
 extern "C"
 {
@@ -65,7 +66,7 @@ sf_layout_arg(FunctionCallInfo fcinfo)
 
 	if (len == strlen("snowflake") && pg_strncasecmp(name, "snowflake", len) == 0)
 	{
-		sf_require_ready();
+		sf_require_layout();
 		return snowflake::own_named_layout(sf_layout);
 	}
 	named = snowflake::find_named_layout(name, len);

@@ -21,6 +21,7 @@
 #include <cmath>
 
 #include "sql/decode.hpp"
+#include "state/layoutpin.hpp"
 
 extern "C"
 {
@@ -65,7 +66,7 @@ sf_span_units(Interval *span, bool require_alignment)
 	int64		units;
 	const snowflake::Layout &l = sf_layout;
 
-	sf_require_ready();
+	sf_require_layout();
 	if (span->month != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -184,7 +185,7 @@ snowflake_partition_span(PG_FUNCTION_ARGS)
 	int64		ms;
 	Interval   *result;
 
-	sf_require_ready();
+	sf_require_layout();
 	per_unit = sf_ids_per_unit();
 	if (ids <= 0)
 		ereport(ERROR,

@@ -27,13 +27,15 @@
  * partitions on the key use them (see docs/operations.md, "The snowflake
  * type").  The bound is computed once per time and kept in fn_extra, not
  * once per row.  IMMUTABLE for the reason the decoders are: the layout is
- * fixed at server start and guarded by the recorded layout.
+ * fixed at server start, recorded before its first use (by the first bound
+ * computed, at the latest) and guarded by the record.
  *
  * The SQL layer: PostgreSQL glue over the core (layout.hpp, textform.hpp).
  *
  *-------------------------------------------------------------------------
  */
 #include "sql/decode.hpp"
+#include "state/layoutpin.hpp"
 
 extern "C"
 {
@@ -175,7 +177,7 @@ sf_time_bound(TimestampTz ts)
 {
 	int64		pg_ms;
 
-	sf_require_ready();
+	sf_require_layout();
 	if (TIMESTAMP_IS_NOBEGIN(ts))
 		return snowflake::TimeBound{0, false};
 	if (TIMESTAMP_IS_NOEND(ts))

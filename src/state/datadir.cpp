@@ -239,8 +239,10 @@ sf_warn_recorded_state(const SnowflakeShared *state)
 		ereport(WARNING,
 				(errmsg("%s", state->refusal_message),
 				 errdetail("%s.", state->refusal_detail),
-				 errhint("snowflake_nextval() and the decoding functions will refuse to run; "
-						 "see \"Errors and what to do\" in the snowflake README.")));
+				 errhint("snowflake_nextval(), the decoding functions and the time comparisons "
+						 "will refuse to run: restore the settings named and restart the server. "
+						 "To change the layout deliberately, see \"Changing the layout\" in the "
+						 "snowflake README.")));
 	if (state->state_refused)
 		ereport(WARNING,
 				(errmsg("%s", state->state_message),

@@ -82,7 +82,11 @@ typedef struct SfShardsRecord
 
 static void sf_log_layout(void);
 
-/* Writes pg_snowflake/layout once, before the first ID is issued. */
+/*
+ * Writes pg_snowflake/layout once, and its WAL record: before the first use
+ * of the layout (layoutpin.cpp: CREATE EXTENSION, the first decoder call) or
+ * the first ID, whichever comes first.
+ */
 void
 sf_record_layout(void)
 {
@@ -128,8 +132,8 @@ sf_log_mark(int64 mark_ms)
 
 /*
  * Writes the layout to WAL for standbys (caller holds file_lock, before the
- * first ID is issued), so that a standby made before the first ID records
- * its primary's layout and refuses if its own settings differ.
+ * layout's first use), so that a standby made before the record records its
+ * primary's layout and refuses if its own settings differ.
  */
 static void
 sf_log_layout(void)

@@ -108,6 +108,8 @@ set_case_conf($node, "snowflake.shard_id = 7\nsnowflake.epoch = '2999-01-01'\n")
 		'epoch in the future: the error shows the epoch and the clock');
 	is($node->safe_psql('postgres', 'SELECT 1 + 1'), '2',
 		'epoch in the future: the database works for everything else');
+	ok(!-e $node->data_dir . '/pg_snowflake/layout',
+		'epoch in the future: CREATE EXTENSION records no layout (it may be a mistake)');
 	$node->safe_psql('postgres', 'DROP EXTENSION snowflake');
 	$node->stop;
 }
@@ -299,7 +301,7 @@ $ly->safe_psql(
 	INSERT INTO ids (phase) SELECT 1 FROM generate_series(1, 100);
 });
 my $layout_file = $ly->data_dir . '/pg_snowflake/layout';
-ok(-f $layout_file, 'first generation recorded pg_snowflake/layout');
+ok(-f $layout_file, 'CREATE EXTENSION (or the first ID) recorded pg_snowflake/layout');
 like(slurp_file($layout_file), qr/^sequence_bits 12$/m,
 	'layout file records sequence_bits 12');
 my $old_id = $ly->safe_psql('postgres', 'SELECT max(id) FROM ids');

@@ -333,8 +333,14 @@ SKIP:
 		$err,
 		qr/ERROR:  58000: could not generate a snowflake ID: the clock reads earlier than snowflake\.epoch.*\nDETAIL:  snowflake\.epoch is 2024-01-01 00:00:00\.000\+00 and the clock reads 2023-/s,
 		'clock before the epoch: generation refuses with 58000 and shows the clock');
+	($rc, undef, $err) = $early->psql('postgres', 'SELECT snowflake_timestamp(1)',
+		extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+	like(
+		$err,
+		qr/ERROR:  58000: could not use the snowflake ID layout: the clock reads earlier than snowflake\.epoch.*\nDETAIL:  snowflake\.epoch is 2024-01-01 00:00:00\.000\+00 and the clock reads 2023-.*\nHINT:  Check the server's time synchronisation, or snowflake\.epoch/s,
+		'clock before the epoch, no layout recorded: decoding refuses too (58000), never records it');
 	ok(!-e $early->data_dir . '/pg_snowflake/layout',
-		'clock before the epoch: no layout is recorded while refusing');
+		'clock before the epoch: no layout is recorded while refusing (CREATE EXTENSION and decoders included)');
 	set_clock_ms($early, 0);
 	is( $early->safe_psql(
 			'postgres',

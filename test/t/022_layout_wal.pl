@@ -1,13 +1,14 @@
-# The recorded layout travels to standbys through WAL (issue 11, defect 3).
+# The recorded layout travels to standbys through WAL (issue 11, defect 3;
+# issue 33: recorded at CREATE EXTENSION).
 #
-# Two standbys are made from a base backup taken before the primary issued
-# any ID, so the backup holds no pg_snowflake/layout.  One runs with the
+# Two standbys are made from a base backup taken before the extension was
+# created, so the backup holds no pg_snowflake/layout.  One runs with the
 # primary's layout, the other with another snowflake.sequence_bits.  When the
-# primary issues its first ID, both replay its layout record: both record the
-# primary's layout; the matching one decodes the primary's IDs, the other
-# refuses to decode them (instead of decoding them wrongly), and once
-# promoted refuses to generate (instead of recording its own layout for data
-# made under the primary's).
+# primary records its layout (CREATE EXTENSION, before any ID), both replay
+# its layout record: both record the primary's layout; the matching one
+# decodes the primary's IDs, the other refuses to decode them (instead of
+# decoding them wrongly), and once promoted refuses to generate (instead of
+# recording its own layout for data made under the primary's).
 
 use strict;
 use warnings;
@@ -21,19 +22,18 @@ use lib "$FindBin::RealBin/../perl";
 use SnowflakeTest;
 
 my $primary = node('primary', allows_streaming => 1, conf => "snowflake.shard_id = 1\n",
-	extension => 1);
-$primary->backup('before_first_id');
+	start => 1);
+$primary->backup('before_extension');
 ok(!-e $primary->data_dir . '/pg_snowflake/layout',
-	'the backup is taken before the first ID: no layout recorded yet');
+	'the backup is taken before CREATE EXTENSION: no layout recorded yet');
 
-my $same = node('same', standby => [ $primary, 'before_first_id' ], start => 1);
+my $same = node('same', standby => [ $primary, 'before_extension' ], start => 1);
 
-my $other = node('other', standby => [ $primary, 'before_first_id' ],
+my $other = node('other', standby => [ $primary, 'before_extension' ],
 	conf => "snowflake.sequence_bits = 14\n", start => 1);
 
-$primary->safe_psql('postgres',
-	'CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int);'
-	  . 'INSERT INTO t (n) SELECT g FROM generate_series(1, 100) g');
+# CREATE EXTENSION records the layout, before any ID: the record reaches both
+$primary->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 $primary->wait_for_catchup($same);
 $primary->wait_for_catchup($other);
 
@@ -42,6 +42,14 @@ is(slurp_file($same->data_dir . '/pg_snowflake/layout'),
 	$recorded, 'standby with the same layout: it recorded the primary\'s layout');
 is(slurp_file($other->data_dir . '/pg_snowflake/layout'),
 	$recorded, 'standby with another layout: it recorded the primary\'s layout too');
+
+$primary->safe_psql('postgres',
+	'CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), n int);'
+	  . 'INSERT INTO t (n) SELECT g FROM generate_series(1, 100) g');
+$primary->wait_for_catchup($same);
+$primary->wait_for_catchup($other);
+is(slurp_file($primary->data_dir . '/pg_snowflake/layout'),
+	$recorded, 'the first ID leaves the layout recorded at CREATE EXTENSION');
 
 my $decoded = q{SELECT count(*) FILTER (WHERE snowflake_shard_id(id) = 1),
        count(*) FILTER (WHERE abs(extract(epoch FROM snowflake_timestamp(id) - now())) < 300)

@@ -8,7 +8,8 @@
 #      node; after a crash the generator resumes above the mark, in units;
 #  (b) the layout guard: a server that generated with 10 ms units refuses to
 #      run with 1 ms ones (the recorded layout names what changed), and a
-#      standby made before the first ID records the primary's layout from WAL;
+#      standby made before the layout was recorded (CREATE EXTENSION)
+#      records the primary's layout from WAL;
 #  (c) bad widths and units stop the server at start, with the arithmetic;
 #      ALTER SYSTEM refuses them first;
 #  (d) datacenters: snowflake.datacenter_bits = 4, datacenter_id = 3: the
@@ -42,8 +43,13 @@ snowflake.sequence_bits = 8
 # (a) the JavaScript preset
 ###########################################################################
 
-my $js = node('js', allows_streaming => 1, conf => $js_conf, extension => 1);
-$js->backup('before_first_id');
+my $js = node('js', allows_streaming => 1, conf => $js_conf, start => 1);
+# a backup before CREATE EXTENSION, which records the layout: the standby
+# made from it in (b) gets the layout through WAL
+$js->backup('before_extension');
+ok(!-e $js->backup_dir . '/before_extension/pg_snowflake/layout',
+	'the backup holds no layout record');
+$js->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 is($js->safe_psql('postgres', q{
 	SELECT id_bits, time_unit_ms, timestamp_bits, ids_per_unit_per_shard,
@@ -149,12 +155,12 @@ ok($after > $max_before, 'after a crash the first ID is above every earlier one'
 
 like(slurp_file($js->data_dir . '/pg_snowflake/layout'),
 	qr/id_bits 53\nunit_ms 10\n/, 'pg_snowflake/layout records the width and the unit');
-my $standby = node('js_standby', standby => [ $js, 'before_first_id' ], start => 1);
+my $standby = node('js_standby', standby => [ $js, 'before_extension' ], start => 1);
 $js->safe_psql('postgres', 'INSERT INTO t (kind) VALUES (\'for the standby\')');
 $js->wait_for_catchup($standby);
 like(slurp_file($standby->data_dir . '/pg_snowflake/layout'),
 	qr/id_bits 53\nunit_ms 10\n/,
-	'a standby made before the first ID records the primary\'s width and unit from WAL');
+	'a standby made before the layout was recorded records the primary\'s width and unit from WAL');
 is($standby->safe_psql('postgres',
 		q{SELECT snowflake_timestamp(max(id)) = (SELECT snowflake_timestamp(max(id)) FROM t) FROM t}),
 	't', 'the standby decodes with the same unit');
