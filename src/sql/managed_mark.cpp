@@ -20,8 +20,8 @@
  *	  decode to other times here);
  *	- each cap (a sequence of that owner; pg_sequence_last_value, no SQL);
  *	- the generators of that schema (snowflake_nextval() and
- *	  snowflake_nextval(integer): functions of that owner returning bigint,
- *	  members of no extension), whose callers in column defaults adopt then
+ *	  snowflake_nextval(integer): functions of that owner returning bigint),
+ *	  whose callers in column defaults adopt then
  *	  reads with the extension's own columns (colmax.cpp).
  *
  * Nothing is planned or run: the two tables are read row by row with the
@@ -120,8 +120,14 @@ sf_managed_config(Oid shard)
 	Oid			nsp = get_rel_namespace(shard);
 	Oid			config = get_relname_relid("snowflake__config", nsp);
 
+	/*
+	 * permanent tables only: another session's temporary table lives in that
+	 * session's memory (and is no installation of this database)
+	 */
 	if (!OidIsValid(config) || get_rel_relkind(shard) != RELKIND_RELATION ||
 		get_rel_relkind(config) != RELKIND_RELATION ||
+		get_rel_persistence(shard) != RELPERSISTENCE_PERMANENT ||
+		get_rel_persistence(config) != RELPERSISTENCE_PERMANENT ||
 		sf_rel_owner(config) != sf_rel_owner(shard) ||
 		!sf_has_column(shard, "shard_id", INT4OID) ||
 		!sf_has_column(shard, "seq", REGCLASSOID) ||
@@ -266,6 +272,7 @@ sf_managed_caps(Oid shard, TimestampTz limit_ts, int64 bound_ms, bool allow_futu
 
 		/* the edition's own sequence: of the tables' owner */
 		if (get_rel_relkind(cap) != RELKIND_SEQUENCE || sf_rel_owner(cap) != owner ||
+			get_rel_persistence(cap) != RELPERSISTENCE_PERMANENT ||
 			!sf_sequence_last_value(cap, &c) || c <= 0)
 			continue;
 		id = c - 1;				/* every ID issued below the cap */
@@ -296,8 +303,8 @@ sf_managed_caps(Oid shard, TimestampTz limit_ts, int64 bound_ms, bool allow_futu
 
 /*
  * The SQL edition's generators in schema nsp: snowflake_nextval() and
- * snowflake_nextval(integer) of that owner, returning bigint, members of no
- * extension.
+ * snowflake_nextval(integer) of that owner, returning bigint (also when they
+ * are members of a pg_tle extension).
  */
 static List *
 sf_managed_generators(Oid nsp, Oid owner, List *result)
@@ -309,8 +316,7 @@ sf_managed_generators(Oid nsp, Oid owner, List *result)
 		HeapTuple	tup = &procs->members[i]->tuple;
 		Form_pg_proc p = (Form_pg_proc) GETSTRUCT(tup);
 
-		if (p->pronamespace == nsp && p->proowner == owner && p->prorettype == INT8OID &&
-			!OidIsValid(getExtensionOfObject(ProcedureRelationId, p->oid)))
+		if (p->pronamespace == nsp && p->proowner == owner && p->prorettype == INT8OID)
 			result = lappend_oid(result, p->oid);
 	}
 	ReleaseSysCacheList(procs);

@@ -244,11 +244,11 @@ like($err, qr/checked 1 column\(s\)/, '(b) the column defaulting to the SQL edit
 # re-point the defaults (docs/moving.md), then generate
 $ext2->safe_psql('sq', q{
 DO $$
-DECLARE
-    r record;
+DECLARE r record;
 BEGIN
     FOR r IN
-        SELECT DISTINCT ad.adrelid::regclass AS tbl, a.attname
+        SELECT DISTINCT ad.adrelid::regclass AS tbl, a.attname,
+               pg_get_expr(ad.adbin, ad.adrelid) AS expr
           FROM pg_attrdef ad
           JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
           JOIN pg_depend d ON d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
@@ -256,8 +256,10 @@ BEGIN
          WHERE d.refobjid IN ('public.snowflake_nextval()'::regprocedure,
                               'public.snowflake_nextval(integer)'::regprocedure)
     LOOP
-        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT snowflake_ext.snowflake_nextval()',
-                       r.tbl, r.attname);
+        -- snowflake_nextval() or snowflake_nextval(N): the same call, the extension's function
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', r.tbl, r.attname,
+                       regexp_replace(r.expr, '^(\w+\.)?snowflake_nextval\(',
+                                      'snowflake_ext.snowflake_nextval('));
     END LOOP;
 END
 $$;
