@@ -2,8 +2,8 @@
 -- 50_move.sql: moving a database from the extension to the SQL edition
 -- (owner: moves).  docs/moving.md, "Moving to and from the extension".
 --
--- snowflake_adopt_database(floor, allow_future), with the extension's name
--- and signature: after a database that used the extension (or another SQL
+-- snowflake_adopt_database(at_least, allow_future), with the extension's
+-- name, argument names and types: after a database that used the extension (or another SQL
 -- edition) was restored here, every shard of this SQL edition resumes above
 -- the largest ID found, so no ID below one already issued is issued again.
 --
@@ -18,11 +18,11 @@
 --     by this edition's owner: it runs as the owner (SECURITY DEFINER), and
 --     planning "SELECT max(id)" over another role's table would run that
 --     role's index expressions as the owner.  The others are listed in a
---     NOTICE; give their largest ID's time as floor => ....
---   * floor: a time the user knows IDs were issued up to, e.g. the
+--     NOTICE; give their largest ID's time as at_least => ....
+--   * at_least: a time the user knows IDs were issued up to, e.g. the
 --     extension's high-water mark read on the source just before the dump
 --     (IDs issued but never stored are in no table: docs/moving.md).
--- Every value read (and the floor) is bounded: more than max_clock_lead +
+-- Every value read (and at_least) is bounded: more than max_clock_lead +
 -- max_clock_wait ahead of the clock is refused (22023) unless allow_future,
 -- as the extension's adopt does, so one far-future row inserted by anyone
 -- cannot stop generation.
@@ -52,7 +52,7 @@ RETURN ARRAY['@extschema@.snowflake_nextval()'::pg_catalog.regprocedure::pg_cata
              '@extschema@.snowflake_nextval(integer)'::pg_catalog.regprocedure::pg_catalog.oid];
 
 CREATE FUNCTION @extschema@.snowflake_adopt_database(
-    floor timestamptz DEFAULT NULL,
+    at_least timestamptz DEFAULT NULL,
     allow_future boolean DEFAULT false)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -132,17 +132,17 @@ BEGIN
         top_unit := greatest(top_unit, u);
     END LOOP;
 
-    IF floor IS NOT NULL THEN
-        IF NOT isfinite(floor)
-           OR (date_part('epoch', floor) * 1000 > limit_ms AND NOT allow_future) THEN
+    IF at_least IS NOT NULL THEN
+        IF NOT isfinite(at_least)
+           OR (date_part('epoch', at_least) * 1000 > limit_ms AND NOT allow_future) THEN
             RAISE EXCEPTION USING ERRCODE = '22023',
-                MESSAGE = format('snowflake floor %s is too far ahead of the clock', floor),
+                MESSAGE = format('snowflake floor %s is too far ahead of the clock', at_least),
                 DETAIL = format('A floor more than max_clock_lead + max_clock_wait (%s ms) ahead would make every generating call fail until the clock reaches it. Nothing was changed.',
                                 cfg.max_clock_lead + cfg.max_clock_wait),
                 HINT = 'Check the value; if IDs really were issued that far ahead, pass allow_future => true.';
         END IF;
-        -- the unit holding floor's millisecond (earlier than the epoch: none)
-        u := pg_catalog.floor((date_part('epoch', floor) * 1000 - cfg.epoch_ms) / cfg.time_unit_ms)::bigint;
+        -- the unit holding at_least's millisecond (earlier than the epoch: none)
+        u := pg_catalog.floor((date_part('epoch', at_least) * 1000 - cfg.epoch_ms) / cfg.time_unit_ms)::bigint;
         IF u >= 0 THEN
             top_unit := greatest(top_unit, u);
         END IF;
@@ -152,7 +152,7 @@ BEGIN
         RAISE NOTICE USING
             MESSAGE = format('snowflake: skipped %s column(s) of tables not owned by %s: %s',
                              cardinality(skipped), current_user, array_to_string(skipped, ', ')),
-            HINT = 'Reading them as the owner would run their owners'' index expressions. Find their largest ID''s time yourself and pass it as snowflake_adopt_database(floor => ...).';
+            HINT = 'Reading them as the owner would run their owners'' index expressions. Find their largest ID''s time yourself and pass it as snowflake_adopt_database(at_least => ...).';
     END IF;
 
     IF top_unit IS NOT NULL THEN
@@ -198,4 +198,4 @@ REVOKE ALL ON FUNCTION snowflake__generators() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake_adopt_database(timestamptz, boolean) FROM PUBLIC;
 
 COMMENT ON FUNCTION snowflake_adopt_database(timestamptz, boolean) IS
-'after a restore: resumes every shard above the largest ID in bigint columns defaulting to this edition''s generators (tables of the owner; others listed) and above floor; refuses a floor more than max_clock_lead + max_clock_wait ahead unless allow_future';
+'after a restore: resumes every shard above the largest ID in bigint columns defaulting to this edition''s generators (tables of the owner; others listed) and above at_least; refuses a floor more than max_clock_lead + max_clock_wait ahead unless allow_future';
