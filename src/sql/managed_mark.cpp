@@ -224,7 +224,8 @@ sf_check_managed_layout(Oid config)
 						   (int64) l.unit_ms, l.id_bits, l.shard_bits, l.sequence_bits,
 						   l.datacenter_bits),
 				 errhint("Set this server's snowflake.epoch, snowflake.time_unit and widths to the "
-						 "SQL edition's layout (docs/moving.md), restart, and adopt again.")));
+						 "SQL edition's layout (docs/moving.md), restart, and adopt again. If that "
+						 "schema's IDs are not this database's, drop the SQL edition there.")));
 }
 
 /* The last value of sequence seq (false: never set), as pg_sequence_last_value() gives it. */
@@ -246,11 +247,12 @@ sf_sequence_last_value(Oid seq, int64 *value)
 
 /*
  * The time of the largest ID below the caps of "shard" (a trusted
- * snowflake__shard), bounded by limit_ts unless allow_future; false if no
- * cap was ever set.
+ * snowflake__shard, its layout in "config"), bounded by limit_ts unless
+ * allow_future; false if no cap was ever set (no ID issued: then its layout
+ * does not matter).
  */
 static bool
-sf_managed_caps(Oid shard, TimestampTz limit_ts, int64 bound_ms, bool allow_future,
+sf_managed_caps(Oid shard, Oid config, TimestampTz limit_ts, int64 bound_ms, bool allow_future,
 				TimestampTz *top_ts)
 {
 	static const char *const cols[] = {"cap"};
@@ -275,6 +277,9 @@ sf_managed_caps(Oid shard, TimestampTz limit_ts, int64 bound_ms, bool allow_futu
 			get_rel_persistence(cap) != RELPERSISTENCE_PERMANENT ||
 			!sf_sequence_last_value(cap, &c) || c <= 0)
 			continue;
+		/* IDs were issued: they must decode here as they did there */
+		if (!found)
+			sf_check_managed_layout(config);
 		id = c - 1;				/* every ID issued below the cap */
 		if (id > sf_layout.max_id())
 			id = sf_layout.max_id();
@@ -351,8 +356,7 @@ sf_managed_mark(TimestampTz limit_ts, int64 bound_ms, bool allow_future, SfManag
 			continue;
 		}
 		sf_require_ready();
-		sf_check_managed_layout(config);
-		if (sf_managed_caps(shard, limit_ts, bound_ms, allow_future, &ts) &&
+		if (sf_managed_caps(shard, config, limit_ts, bound_ms, allow_future, &ts) &&
 			(!mark->have_top || ts > mark->top_ts))
 		{
 			mark->top_ts = ts;
