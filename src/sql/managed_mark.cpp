@@ -34,6 +34,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "sql/colmax.hpp"
 #include "sql/decode.hpp"
 #include "sql/managed_mark.hpp"
 
@@ -288,7 +289,7 @@ sf_managed_caps(Oid shard, Oid config, TimestampTz limit_ts, int64 bound_ms, boo
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("the SQL edition's high-water mark in %s is too far ahead of the clock",
-							get_rel_name(cap)),
+							sf_relation_name(cap)),
 					 errdetail("Its value " INT64_FORMAT " covers IDs up to %s; a floor more than "
 							   "snowflake.max_clock_lead + snowflake.max_clock_wait (" INT64_FORMAT
 							   " ms) ahead would make every generating call on this server fail "

@@ -25,7 +25,8 @@
 #     reads the SQL edition's caps (IDs issued and stored nowhere) and the
 #     columns defaulting to its generators; a fake SQL edition of another
 #     role is ignored with a NOTICE; the defaults re-pointed with the DO block
-#     of docs/moving.md; a SQL edition of another layout is refused (55000).
+#     of docs/moving.md; a SQL edition of another layout is refused (55000)
+#     once it issued an ID; a cap an hour ahead is refused (22023).
 
 use strict;
 use warnings;
@@ -307,4 +308,22 @@ ok_as($ext2, 'js', 'app', 'SELECT snowflake_nextval()');
 	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/55000.*used another snowflake layout than this server/s,
 	'(b) a SQL edition of another layout: adopt refuses (55000)');
+# a cap of the database owner's SQL edition an hour ahead (a source whose
+# clock ran fast): bounded like any floor, refused without allow_future
+$ext2->safe_psql('postgres', 'CREATE DATABASE far OWNER app');
+install_managed($ext2, 'far');
+ok_as($ext2, 'far', 'app', q{
+	SELECT snowflake_configure(shard_id => 5);
+	SELECT snowflake_nextval();
+	SELECT setval(cap, ((floor(extract(epoch FROM now() + interval '1 hour') * 1000)::bigint
+	                     - 1704067200000) << 22) + 1) FROM snowflake__shard;
+});
+$ext2->safe_psql('far', 'CREATE SCHEMA snowflake_ext; CREATE EXTENSION snowflake SCHEMA snowflake_ext');
+($rc, $out, $err) = $ext2->psql('far', 'SELECT snowflake_ext.snowflake_adopt_database()',
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/22023.*high-water mark in public\.snowflake__cap_5 is too far ahead of the clock/s,
+	'(b) a SQL edition\'s cap an hour ahead: adopt refuses (22023)');
+is($ext2->safe_psql('far', q{SELECT snowflake_ext.snowflake_timestamp(snowflake_ext.snowflake_nextval())
+	< now() + interval '1 minute'}), 't', '(b) the refused adopt moved nothing: IDs at the clock');
+
 done_testing();
