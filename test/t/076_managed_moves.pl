@@ -146,6 +146,16 @@ is( $plain->safe_psql('app', q{
 	'(a) the restored default calls the SQL edition\'s snowflake_nextval()');
 is($plain->safe_psql('app', 'SELECT count(*) FROM events'), '300', '(a) the rows are restored');
 
+# docs/moving.md: a plain pg_restore (no list) reports the extension's two
+# statements as errors, goes on, and exits with status 1; the rest is there
+$plain->safe_psql('postgres', 'CREATE DATABASE app2 OWNER app');
+install_managed($plain, 'app2');
+($ok, $out, $err) = run_cmd('pg_restore', '--no-owner', '-d', conn_as($plain, 'app2', 'app'), $dump_a);
+ok(!$ok, '(a) pg_restore without the list exits with an error status');
+like($err, qr/errors ignored on restore: 2/, '(a) ... for two statements');
+like($err, qr/CREATE EXTENSION.*COMMENT ON EXTENSION/s, '(a) ... the extension and its comment');
+is($plain->safe_psql('app2', 'SELECT count(*) FROM events'), '300', '(a) ... and the rows are restored');
+
 # a hostile role's table defaulting to the SQL edition's generator, with a
 # far-future ID: adopt must not plan over it as the owner, nor read it
 $plain->safe_psql('app', 'CREATE SCHEMA m AUTHORIZATION mallory');
