@@ -15,7 +15,7 @@ REGISTRY_OBJS = src/registry/etcd_json.o src/registry/etcd.o src/registry/backen
                 src/registry/pgconn.o src/registry/backend_pg.o src/registry/registry.o src/registry/lease.o
 SQL_OBJS      = src/sql/nextval.o src/sql/backfill.o src/sql/decode.o src/sql/partitions.o \
                 src/sql/foreign_layouts.o src/sql/stats.o src/sql/metrics.o src/sql/origin.o \
-                src/sql/colmax.o src/sql/adopt.o src/sql/public_ids.o src/sql/type.o \
+                src/sql/colmax.o src/sql/managed_mark.o src/sql/adopt.o src/sql/public_ids.o src/sql/type.o \
                 src/sql/watermark.o
 OBJS       = $(CORE_OBJS) $(SETTINGS_OBJS) $(STATE_OBJS) $(REGISTRY_OBJS) $(SQL_OBJS) src/snowflake.o
 # relative to the source folder, also in out-of-tree builds

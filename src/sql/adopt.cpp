@@ -25,6 +25,7 @@
 
 #include "sql/colmax.hpp"
 #include "sql/decode.hpp"
+#include "sql/managed_mark.hpp"
 #include "sql/origin.hpp"
 #include "state/datadir.hpp"
 #include "state/layoutpin.hpp"
@@ -75,15 +76,17 @@ struct SfAdoptColumn
 
 /*
  * Every bigint or snowflake (1.3) column of a table (or partitioned or foreign table) whose
- * default calls a function of extension "ext", by the default's
+ * default calls a function of extension "ext" or one of more_functions (the
+ * SQL edition's generators, managed_mark.cpp), by the default's
  * dependencies, never by its text; in OID order, each once.  *count gets
  * their number.
  */
 static SfAdoptColumn *
-sf_adopt_columns(Oid ext, Oid idtype, int *count)
+sf_adopt_columns(Oid ext, Oid idtype, List *more_functions, int *count)
 {
-	List	   *functions = sf_dependents(ExtensionRelationId, ext, ProcedureRelationId,
-										  DEPENDENCY_EXTENSION);
+	List	   *functions = list_concat(sf_dependents(ExtensionRelationId, ext, ProcedureRelationId,
+													DEPENDENCY_EXTENSION),
+										more_functions);
 	ListCell   *fc;
 	SfAdoptColumn *cols = NULL;
 	int			n = 0;
@@ -211,6 +214,7 @@ snowflake_adopt_database(PG_FUNCTION_ARGS)
 	TimestampTz top_ts = 0;
 	bool		have_floor;
 	TimestampTz floor_ts;
+	SfManagedMark managed;
 
 	if (PG_NARGS() < 2 || PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -229,8 +233,12 @@ snowflake_adopt_database(PG_FUNCTION_ARGS)
 	 */
 	limit_ts = GetCurrentTimestamp() + bound_ms * 1000;
 
+	/* the SQL edition's mark and generators, if it ran here (managed_mark.cpp) */
+	sf_managed_mark(limit_ts, bound_ms, allow_future, &managed);
+	have_top = managed.have_top;
+	top_ts = managed.top_ts;
 	idtype = sf_extension_type(ext);
-	cols = sf_adopt_columns(ext, idtype, &ncols);
+	cols = sf_adopt_columns(ext, idtype, managed.generators, &ncols);
 	for (int i = 0; i < ncols; i++)
 	{
 		char	   *attname = get_attname(cols[i].relid, cols[i].attnum, true);
