@@ -6,7 +6,7 @@ MODULE_big = snowflake
 # registry, SQL, then the module itself; make layercheck checks the order
 CORE_OBJS     = src/core/layout.o src/core/generator.o src/core/atomicgen.o src/core/textform.o \
                 src/core/shardlist.o src/core/records.o src/core/skew.o src/core/statefile.o \
-                src/core/hmac_sha256.o src/core/publicid.o
+                src/core/hmac.o src/core/publicid.o
 SETTINGS_OBJS = src/settings/guc.o src/settings/settings.o src/settings/seqstart.o
 STATE_OBJS    = src/state/slots.o src/state/datadir.o src/state/counters.o src/state/fastpath.o src/state/shmem.o src/state/wal.o \
                 src/state/mark.o src/state/history.o src/state/watermark.o
@@ -56,8 +56,9 @@ PROVE_TESTS ?= test/t/*.pl
 EXTRA_CLEAN = tmp_check_regress tmp_check results regression.diffs \
               regression.out test/unit/core_test test/unit/atomicgen_test
 
-# the registry's etcd client (etcd.cpp) and its PostgreSQL transport (pgconn.cpp)
-SHLIB_LINK += -lcurl -lpq
+# the registry's etcd client (etcd.cpp) and its PostgreSQL transport (pgconn.cpp);
+# public IDs' HMAC-SHA-256 (core/hmac.cpp): OpenSSL's libcrypto, which PostgreSQL links too
+SHLIB_LINK += -lcurl -lpq -lcrypto
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -91,13 +92,13 @@ CORE_TESTS = test/unit/layout_test.cpp test/unit/generator_test.cpp test/unit/te
 test/unit/core_test: $(CORE_TESTS) test/unit/unit_helpers.hpp $(CORE_SRCS) src/*/*.hpp src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/registry/pgconn.cpp \
-		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp
+		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac.cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
 		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
 		$(CORE_TESTS) $(CORE_SRCS) src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/registry/pgconn.cpp \
-		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp \
+		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac.cpp \
 		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcrypto -lcurl -lpq -lgtest -lgtest_main -pthread -lm
 
 # The lock-free generator's tests, many threads on one word, under

@@ -10,14 +10,15 @@
  * bigint and the outside world sees only an opaque string:
  *
  *	- the cipher is a balanced Feistel network on two 32-bit halves whose
- *	  round function is HMAC-SHA-256 (a standard PRF, computed by PostgreSQL's
- *	  hmac_sha256.cpp, with the key's states computed once).  Luby and Rackoff proved 4 rounds a strong
- *	  pseudorandom permutation if the round function is a PRF; on 32-bit
+ *	  round function is HMAC-SHA-256 (a standard PRF, computed by hmac.cpp over
+ *	  OpenSSL's SHA-256, with the key's states computed once).  Luby and
+ *	  Rackoff proved 4 rounds a strong pseudorandom permutation if the
+ *	  round function is a PRF; on 32-bit
  *	  halves their bound is the birthday bound of 2^16 queries, and Patarin
  *	  showed that more rounds (6 and more) push it towards 2^32.  We take
  *	  10 rounds, as NIST SP 800-38G's FF1 does for every domain: FF1 is this
  *	  construction specialised to radix 2 with AES as the PRF; we use HMAC-
- *	  SHA-256, a PRF as standard, that needs no cryptographic library.
+ *	  SHA-256, a PRF as standard, from the libcrypto PostgreSQL links.
  *	  The block is 64 bits, and that is the limit: an adversary who sees
  *	  about 2^32 (ID, public ID) pairs under one key is past every bound
  *	  (the README says so);

@@ -6,7 +6,7 @@
  *		README's "Public IDs").
  *
  * Part of the core: plain C++ that never includes postgres.h, allocates or
- * throws.  Its PRF is HMAC-SHA-256 (hmac_sha256.hpp, also in the core).
+ * throws.  Its PRF is HMAC-SHA-256 (hmac.hpp, over OpenSSL's libcrypto).
  *
  *-------------------------------------------------------------------------
  */
@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/hmac_sha256.hpp"
+#include "core/hmac.hpp"
 
 namespace snowflake
 {
