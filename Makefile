@@ -43,7 +43,7 @@ PG_CPPFLAGS = -I$(srcdir)/src -isystem $(shell $(PG_CONFIG) --includedir-server)
 # pg_regress runs on a temporary instance that preloads the library; with
 # REGRESS_INSTANCE=existing it uses the server PGHOST/PGPORT name instead,
 # which must include test/regress.conf (debian/tests/installcheck does).
-REGRESS      = setup decode nextval shards ranges partitions text stats settings units seqstart layouts convert type
+REGRESS      = setup decode nextval shards ranges partitions text stats settings units seqstart layouts convert type publicids
 REGRESS_INSTANCE ?= temp
 ifeq ($(REGRESS_INSTANCE),temp)
 REGRESS_OPTS = --temp-instance=./tmp_check_regress \

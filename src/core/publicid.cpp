@@ -211,6 +211,35 @@ parse_public_id_keys(const char *text, PublicIdKeys *out, char *err, size_t errl
 	}
 }
 
+bool
+format_public_id_versions(const PublicIdKeys &keys, const char *sep, char *out,
+						  size_t outlen) noexcept
+{
+	size_t		used = 0;
+
+	if (outlen == 0)
+		return keys.count == 0;
+	out[0] = '\0';
+	for (int i = 0; i < keys.count; i++)
+	{
+		char		item[16];
+		int			n = snprintf(item, sizeof(item), "%s%d", i == 0 ? "" : sep,
+								 keys.keys[i].version);
+
+		size_t		after = i == keys.count - 1 ? 1 : 4;	/* the NUL, or room for "..." */
+
+		if (n < 0 || (size_t) n >= sizeof(item) || used + (size_t) n + after > outlen)
+		{
+			if (used + 4 <= outlen)
+				memcpy(out + used, "...", 4);
+			return false;
+		}
+		memcpy(out + used, item, (size_t) n + 1);
+		used += (size_t) n;
+	}
+	return true;
+}
+
 const PublicIdKey *
 find_public_id_key(const PublicIdKeys &keys, int version) noexcept
 {

@@ -492,3 +492,59 @@ TEST(PublicIdKeyList, RefusesWithoutQuotingKeys)
 		EXPECT_EQ(std::string(err).find(secret.substr(0, 8)), std::string::npos) << err;
 	}
 }
+
+/* The list of versions for SHOW and errors: all 32 fit; a shorter buffer is never overrun. */
+TEST(PublicIdKeyList, VersionsTextBounded)
+{
+	std::string text;
+	PublicIdKeys keys;
+	char		err[256];
+
+	for (int v = kPublicIdMaxVersion; v >= 0; v--)
+		text += (text.empty() ? "" : ",") + std::to_string(v) + ":" + std::string(32, 'a');
+	ASSERT_TRUE(parse_public_id_keys(text.c_str(), &keys, err, sizeof(err))) << err;
+	ASSERT_EQ(keys.count, kPublicIdMaxKeys);
+
+	std::string all;
+	for (int v = kPublicIdMaxVersion; v >= 0; v--)
+		all += (all.empty() ? "" : ", ") + std::to_string(v);
+
+	char		full[kPublicIdVersionsTextSize];
+
+	EXPECT_TRUE(format_public_id_versions(keys, ", ", full, sizeof(full)));
+	EXPECT_EQ(std::string(full), all);
+	EXPECT_TRUE(format_public_id_versions(keys, ",", full, sizeof(full)));
+	EXPECT_EQ(std::string(full).find(' '), std::string::npos);
+
+	/* every shorter size: nothing written past it, a cut after a whole version */
+	for (size_t size = 0; size <= all.size() + 1; size++)
+	{
+		std::string buf(size + 16, '#');
+		bool		whole = format_public_id_versions(keys, ", ", &buf[0], size);
+
+		for (size_t i = size; i < buf.size(); i++)
+			ASSERT_EQ(buf[i], '#') << "size " << size << " written at " << i;
+		if (size == 0)
+			continue;
+		std::string got(buf.c_str());
+
+		ASSERT_LT(got.size(), size);
+		EXPECT_EQ(whole, size == all.size() + 1) << size;
+		if (!whole && size >= 4)
+		{
+			ASSERT_GE(got.size(), 3u);
+			EXPECT_EQ(got.substr(got.size() - 3), "...") << size;
+			EXPECT_EQ(all.compare(0, got.size() - 3, got, 0, got.size() - 3), 0) << got;
+			/* cut after a whole version: what precedes "..." ends the list or a separator follows it */
+			size_t		kept = got.size() - 3;
+
+			EXPECT_TRUE(kept == 0 || all[kept] == ',') << got;
+		}
+	}
+
+	PublicIdKeys none;
+
+	ASSERT_TRUE(parse_public_id_keys("", &none, err, sizeof(err)));
+	EXPECT_TRUE(format_public_id_versions(none, ", ", full, sizeof(full)));
+	EXPECT_EQ(std::string(full), "");
+}
