@@ -37,6 +37,10 @@ PG_CONFIG ?= pg_config
 # headers (-isystem) so that their warnings under C++ (unused parameters in
 # inline functions, "register") do not drown ours.
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -fno-exceptions
+# the sanitizer build of the library (scripts/sanitizecheck.sh) sets SANITIZE
+# to its -fsanitize flags; empty otherwise
+SANITIZE ?=
+PG_CXXFLAGS += $(SANITIZE)
 PG_CPPFLAGS = -I$(srcdir)/src -isystem $(shell $(PG_CONFIG) --includedir-server) \
               -isystem $(shell $(PG_CONFIG) --includedir)
 
@@ -54,11 +58,12 @@ TAP_TESTS   = 1
 PROVE_TESTS ?= test/t/*.pl
 
 EXTRA_CLEAN = tmp_check_regress tmp_check results regression.diffs \
-              regression.out test/unit/core_test test/unit/atomicgen_test
+              regression.out test/unit/core_test test/unit/atomicgen_test \
+              test/unit/core_test_san tmp_sanitize
 
 # the registry's etcd client (etcd.cpp) and its PostgreSQL transport (pgconn.cpp);
 # public IDs' HMAC-SHA-256 (core/hmac.cpp): OpenSSL's libcrypto, which PostgreSQL links too
-SHLIB_LINK += -lcurl -lpq -lcrypto
+SHLIB_LINK += -lcurl -lpq -lcrypto $(SANITIZE)
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -89,17 +94,21 @@ CORE_SRCS = src/core/layout.cpp src/core/generator.cpp src/core/textform.cpp src
 CORE_TESTS = test/unit/layout_test.cpp test/unit/generator_test.cpp test/unit/textform_test.cpp \
 		test/unit/shardlist_test.cpp test/unit/records_test.cpp test/unit/statefile_test.cpp \
 		test/unit/timebound_test.cpp test/unit/skew_test.cpp
-test/unit/core_test: $(CORE_TESTS) test/unit/unit_helpers.hpp $(CORE_SRCS) src/*/*.hpp src/core/statefile.cpp \
+CORE_TEST_SRCS = $(CORE_TESTS) $(CORE_SRCS) src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/registry/pgconn.cpp \
 		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac.cpp
-	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
-		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
-		$(CORE_TESTS) $(CORE_SRCS) src/core/statefile.cpp \
-		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
-		test/unit/pgtarget_test.cpp src/registry/pgconn.cpp \
-		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac.cpp \
-		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcrypto -lcurl -lpq -lgtest -lgtest_main -pthread -lm
+CORE_TEST_BUILD = $(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
+		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir)
+CORE_TEST_LIBS = -L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcrypto -lcurl -lpq -lgtest -lgtest_main -pthread -lm
+test/unit/core_test: $(CORE_TEST_SRCS) test/unit/unit_helpers.hpp src/*/*.hpp
+	$(CORE_TEST_BUILD) -o $@ $(CORE_TEST_SRCS) $(CORE_TEST_LIBS)
+
+# The same tests under AddressSanitizer and UndefinedBehaviorSanitizer
+# (make sanitizecheck passes SANITIZE_FLAGS).
+SANITIZE_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+test/unit/core_test_san: $(CORE_TEST_SRCS) test/unit/unit_helpers.hpp src/*/*.hpp
+	$(CORE_TEST_BUILD) $(SANITIZE_FLAGS) -o $@ $(CORE_TEST_SRCS) $(CORE_TEST_LIBS)
 
 # The lock-free generator's tests, many threads on one word, under
 # ThreadSanitizer (a data race or a failed property fails the run).
@@ -113,6 +122,11 @@ tsancheck: test/unit/atomicgen_test
 unitcheck: test/unit/core_test tsancheck
 	test/unit/core_test
 
+# The unit tests and the pg_regress suite under ASan and UBSan, the library
+# installed into a copy of the PostgreSQL install (scripts/sanitizecheck.sh).
+sanitizecheck:
+	PG_CONFIG=$(PG_CONFIG) bash $(srcdir)/scripts/sanitizecheck.sh
+
 # The layers of src/ (scripts/layercheck.py; src/README.md): no include runs
 # up a layer, the core includes nothing of PostgreSQL, no include circles, no
 # function over 150 lines (scripts/funclen.py).
@@ -125,4 +139,4 @@ $(DATA_built): $(srcdir)/sql/snowflake.sql $(srcdir)/snowflake.control
 prove_installcheck_snowflake:
 	$(prove_installcheck)
 
-.PHONY: unitcheck tsancheck layercheck prove_installcheck_snowflake
+.PHONY: unitcheck tsancheck sanitizecheck layercheck prove_installcheck_snowflake
