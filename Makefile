@@ -74,6 +74,11 @@ ifdef VPATH
 $(shell mkdir -p sql src/core src/settings src/state src/registry src/sql test/unit)
 endif
 
+# PGXS tracks no header dependencies: every object depends on every header of
+# src/, so that a changed struct (public IDs' keys, issue 33) never leaves a
+# stale object that lays it out the old way (a heap overrun at server start).
+$(OBJS): $(wildcard $(srcdir)/src/*.hpp $(srcdir)/src/*/*.hpp)
+
 # Link with the C++ compiler so the library depends on libstdc++ for real.
 override COMPILER = $(CXX) $(CFLAGS)
 # JIT bitcode is compiled by clang without PG_CXXFLAGS.
