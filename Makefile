@@ -6,7 +6,7 @@ MODULE_big = snowflake
 # registry, SQL, then the module itself; make layercheck checks the order
 CORE_OBJS     = src/core/layout.o src/core/generator.o src/core/atomicgen.o src/core/textform.o \
                 src/core/shardlist.o src/core/records.o src/core/skew.o src/core/statefile.o \
-                src/core/hmac_sha256.o src/core/publicid.o
+                src/core/hmac.o src/core/publicid.o
 SETTINGS_OBJS = src/settings/guc.o src/settings/settings.o src/settings/seqstart.o
 STATE_OBJS    = src/state/slots.o src/state/datadir.o src/state/counters.o src/state/fastpath.o src/state/shmem.o src/state/wal.o \
                 src/state/layoutpin.o \
@@ -40,13 +40,17 @@ PG_CONFIG ?= pg_config
 # headers (-isystem) so that their warnings under C++ (unused parameters in
 # inline functions, "register") do not drown ours.
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -fno-exceptions
+# the sanitizer build of the library (scripts/sanitizecheck.sh) sets SANITIZE
+# to its -fsanitize flags; empty otherwise
+SANITIZE ?=
+PG_CXXFLAGS += $(SANITIZE)
 PG_CPPFLAGS = -I$(srcdir)/src -isystem $(shell $(PG_CONFIG) --includedir-server) \
               -isystem $(shell $(PG_CONFIG) --includedir)
 
 # pg_regress runs on a temporary instance that preloads the library; with
 # REGRESS_INSTANCE=existing it uses the server PGHOST/PGPORT name instead,
 # which must include test/regress.conf (debian/tests/installcheck does).
-REGRESS      = setup decode nextval shards ranges partitions text stats settings units seqstart layouts convert type typeexpr typeinput
+REGRESS      = setup decode nextval shards ranges partitions text stats settings units seqstart layouts convert type typeexpr typeinput publicids
 REGRESS_INSTANCE ?= temp
 ifeq ($(REGRESS_INSTANCE),temp)
 REGRESS_OPTS = --temp-instance=./tmp_check_regress \
@@ -57,10 +61,12 @@ TAP_TESTS   = 1
 PROVE_TESTS ?= test/t/*.pl
 
 EXTRA_CLEAN = tmp_check_regress tmp_check results regression.diffs \
-              regression.out test/unit/core_test test/unit/atomicgen_test
+              regression.out test/unit/core_test test/unit/atomicgen_test \
+              test/unit/core_test_san tmp_sanitize
 
-# the registry's etcd client (etcd.cpp) and its PostgreSQL transport (pgconn.cpp)
-SHLIB_LINK += -lcurl -lpq
+# the registry's etcd client (etcd.cpp) and its PostgreSQL transport (pgconn.cpp);
+# public IDs' HMAC-SHA-256 (core/hmac.cpp): OpenSSL's libcrypto, which PostgreSQL links too
+SHLIB_LINK += -lcurl -lpq -lcrypto $(SANITIZE)
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -70,6 +76,11 @@ include $(PGXS)
 ifdef VPATH
 $(shell mkdir -p sql extension src/core src/settings src/state src/registry src/sql test/unit)
 endif
+
+# PGXS tracks no header dependencies: every object depends on every header of
+# src/, so that a changed struct (public IDs' keys, issue 33) never leaves a
+# stale object that lays it out the old way (a heap overrun at server start).
+$(OBJS): $(wildcard $(srcdir)/src/*.hpp $(srcdir)/src/*/*.hpp)
 
 # Link with the C++ compiler so the library depends on libstdc++ for real.
 override COMPILER = $(CXX) $(CFLAGS)
@@ -91,17 +102,21 @@ CORE_SRCS = src/core/layout.cpp src/core/generator.cpp src/core/textform.cpp src
 CORE_TESTS = test/unit/layout_test.cpp test/unit/generator_test.cpp test/unit/textform_test.cpp \
 		test/unit/shardlist_test.cpp test/unit/records_test.cpp test/unit/statefile_test.cpp \
 		test/unit/timebound_test.cpp test/unit/skew_test.cpp
-test/unit/core_test: $(CORE_TESTS) test/unit/unit_helpers.hpp $(CORE_SRCS) src/*/*.hpp src/core/statefile.cpp \
+CORE_TEST_SRCS = $(CORE_TESTS) $(CORE_SRCS) src/core/statefile.cpp \
 		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
 		test/unit/pgtarget_test.cpp src/registry/pgconn.cpp \
-		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp
-	$(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
-		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir) -o $@ \
-		$(CORE_TESTS) $(CORE_SRCS) src/core/statefile.cpp \
-		test/unit/etcd_test.cpp src/registry/etcd.cpp src/registry/etcd_json.cpp \
-		test/unit/pgtarget_test.cpp src/registry/pgconn.cpp \
-		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac_sha256.cpp \
-		-L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcrypto -lcurl -lpq -lgtest -lgtest_main -pthread -lm
+		test/unit/publicid_test.cpp src/core/publicid.cpp src/core/hmac.cpp
+CORE_TEST_BUILD = $(CXX) -std=c++17 -Wall -Wextra -Wno-register -O1 -g -DFRONTEND -I$(srcdir)/src \
+		-isystem $(PG_INCLUDEDIR_SERVER) -isystem $(shell $(PG_CONFIG) --includedir)
+CORE_TEST_LIBS = -L$(PG_PKGLIBDIR) -lpgcommon -lpgport -lcrypto -lcurl -lpq -lgtest -lgtest_main -pthread -lm
+test/unit/core_test: $(CORE_TEST_SRCS) test/unit/unit_helpers.hpp src/*/*.hpp
+	$(CORE_TEST_BUILD) -o $@ $(CORE_TEST_SRCS) $(CORE_TEST_LIBS)
+
+# The same tests under AddressSanitizer and UndefinedBehaviorSanitizer
+# (make sanitizecheck passes SANITIZE_FLAGS).
+SANITIZE_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+test/unit/core_test_san: $(CORE_TEST_SRCS) test/unit/unit_helpers.hpp src/*/*.hpp
+	$(CORE_TEST_BUILD) $(SANITIZE_FLAGS) -o $@ $(CORE_TEST_SRCS) $(CORE_TEST_LIBS)
 
 # The lock-free generator's tests, many threads on one word, under
 # ThreadSanitizer (a data race or a failed property fails the run).
@@ -114,6 +129,11 @@ tsancheck: test/unit/atomicgen_test
 
 unitcheck: test/unit/core_test tsancheck
 	test/unit/core_test
+
+# The unit tests and the pg_regress suite under ASan and UBSan, the library
+# installed into a copy of the PostgreSQL install (scripts/sanitizecheck.sh).
+sanitizecheck:
+	PG_CONFIG=$(PG_CONFIG) bash $(srcdir)/scripts/sanitizecheck.sh
 
 # The layers of src/ (scripts/layercheck.py; src/README.md): no include runs
 # up a layer, the core includes nothing of PostgreSQL, no include circles, no
@@ -133,4 +153,4 @@ $(DATA_built): $(srcdir)/extension/snowflake.sql $(srcdir)/snowflake.control
 prove_installcheck_snowflake:
 	$(prove_installcheck)
 
-.PHONY: unitcheck tsancheck layercheck managed prove_installcheck_snowflake
+.PHONY: unitcheck tsancheck sanitizecheck layercheck managed prove_installcheck_snowflake

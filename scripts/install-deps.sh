@@ -19,6 +19,8 @@ packages=(
   nodejs
   # the etcd registry (libcurl) and its tests (a real etcd cluster)
   libcurl4-openssl-dev etcd-server etcd-client
+  # public IDs' HMAC-SHA-256 (OpenSSL's libcrypto, which PostgreSQL links too)
+  libssl-dev
   # the PostgreSQL registry (libpq); the partition tests (network namespaces,
   # nft rules, made by a root helper the postgres user may run through sudo)
   libpq-dev sudo nftables iproute2

@@ -19,7 +19,9 @@ and every comparison a ratio per round (ours / theirs), then its median and
 range.  Expressions: snowflake_nextval() (ours), snowbench_clock() (a C
 function that reads the clock ours reads and nothing else: the floor of any
 clock-based generator), clock_timestamp(), nextval() of a sequence with cache 1
-(what bigserial uses), gen_random_uuid(), and uuidv7() on PostgreSQL 18+.
+(what bigserial uses), gen_random_uuid(), uuidv7() on PostgreSQL 18+, and
+snowflake_public_id(g), the public ID of a row's ID (issue 33: 10 rounds of
+HMAC-SHA-256; beside nextval() it shows what a page of public IDs costs).
 
 The commit watermark's cost (issue 29): snowflake_nextval() publishes where
 its shard stands on the first ID of a transaction and clears it at the end;
@@ -59,7 +61,8 @@ BASELINE = "g"
 def expressions(pg_num):
     """(key, label, expression, share of N): the key names the figure in the summary block.
     gen_random_uuid() and uuidv7() (a getrandom() system call each) cost some 50 times a clock
-    read: they make N / 8 calls, and the baseline is scaled to them, so that a round takes seconds."""
+    read, and snowflake_public_id() (20 SHA-256 compressions) about as much: they make N / 8
+    calls, and the baseline is scaled to them, so that a round takes seconds."""
     out = [
         ("baseline", "no call (baseline)", BASELINE, 1),
         ("ours", "snowflake_nextval()", OURS, 1),
@@ -67,6 +70,7 @@ def expressions(pg_num):
         ("clock_timestamp", "clock_timestamp()", "clock_timestamp()", 1),
         ("nextval", "nextval() cache 1", "nextval('bench_seq')", 1),
         ("gen_random_uuid", "gen_random_uuid()", "gen_random_uuid()", 8),
+        ("public_id", "snowflake_public_id(g)", "snowflake_public_id(g)", 8),
     ]
     if pg_num >= 180000:
         out.append(("uuidv7", "uuidv7()", "uuidv7()", 8))

@@ -33,6 +33,8 @@ autovacuum = off                # no background vacuum stealing one of the cores
 max_parallel_workers_per_gather = 0
 max_wal_size = 4GB              # checkpoints only where the benchmark asks for them
 checkpoint_timeout = 30min
+# a key for snowflake_public_id() in the per-call rounds (a benchmark key, 128 bits)
+snowflake.public_id_keys = '1:00112233445566778899aabbccddeeff'
 """
 COMMON_HEADER = "\n# --- snowflake benchmark ---"
 

@@ -13,9 +13,10 @@
  *	statefile.hpp	writing those records durably (POSIX only)
  *	clocks.hpp		the wall and monotonic clocks
  *	publicid.hpp	public IDs: the keyed permutation and its text form
- *	hmac_sha256.hpp	SHA-256 and HMAC-SHA-256, the public IDs' PRF
+ *	hmac.hpp		HMAC-SHA-256 over OpenSSL's SHA-256, the public IDs' PRF
  *
- * Files of the core include only one another; everything above them (the
+ * Files of the core include only one another (and the C and C++ libraries
+ * and OpenSSL's libcrypto, never PostgreSQL); everything above them (the
  * PostgreSQL glue in the other files of src/) may include them.
  *
  *-------------------------------------------------------------------------

@@ -10,14 +10,15 @@
  * bigint and the outside world sees only an opaque string:
  *
  *	- the cipher is a balanced Feistel network on two 32-bit halves whose
- *	  round function is HMAC-SHA-256 (a standard PRF, computed by PostgreSQL's
- *	  hmac_sha256.cpp, with the key's states computed once).  Luby and Rackoff proved 4 rounds a strong
- *	  pseudorandom permutation if the round function is a PRF; on 32-bit
+ *	  round function is HMAC-SHA-256 (a standard PRF, computed by hmac.cpp over
+ *	  OpenSSL's SHA-256, with the key's states computed once).  Luby and
+ *	  Rackoff proved 4 rounds a strong pseudorandom permutation if the
+ *	  round function is a PRF; on 32-bit
  *	  halves their bound is the birthday bound of 2^16 queries, and Patarin
  *	  showed that more rounds (6 and more) push it towards 2^32.  We take
  *	  10 rounds, as NIST SP 800-38G's FF1 does for every domain: FF1 is this
  *	  construction specialised to radix 2 with AES as the PRF; we use HMAC-
- *	  SHA-256, a PRF as standard, that needs no cryptographic library.
+ *	  SHA-256, a PRF as standard, from the libcrypto PostgreSQL links.
  *	  The block is 64 bits, and that is the limit: an adversary who sees
  *	  about 2^32 (ID, public ID) pairs under one key is past every bound
  *	  (the README says so);
@@ -208,6 +209,35 @@ parse_public_id_keys(const char *text, PublicIdKeys *out, char *err, size_t errl
 		p++;
 		/* at most one key per version, so the count is bounded (checked above) */
 	}
+}
+
+bool
+format_public_id_versions(const PublicIdKeys &keys, const char *sep, char *out,
+						  size_t outlen) noexcept
+{
+	size_t		used = 0;
+
+	if (outlen == 0)
+		return keys.count == 0;
+	out[0] = '\0';
+	for (int i = 0; i < keys.count; i++)
+	{
+		char		item[16];
+		int			n = snprintf(item, sizeof(item), "%s%d", i == 0 ? "" : sep,
+								 keys.keys[i].version);
+
+		size_t		after = i == keys.count - 1 ? 1 : 4;	/* the NUL, or room for "..." */
+
+		if (n < 0 || (size_t) n >= sizeof(item) || used + (size_t) n + after > outlen)
+		{
+			if (used + 4 <= outlen)
+				memcpy(out + used, "...", 4);
+			return false;
+		}
+		memcpy(out + used, item, (size_t) n + 1);
+		used += (size_t) n;
+	}
+	return true;
 }
 
 const PublicIdKey *

@@ -6,7 +6,7 @@
  *		README's "Public IDs").
  *
  * Part of the core: plain C++ that never includes postgres.h, allocates or
- * throws.  Its PRF is HMAC-SHA-256 (hmac_sha256.hpp, also in the core).
+ * throws.  Its PRF is HMAC-SHA-256 (hmac.hpp, over OpenSSL's libcrypto).
  *
  *-------------------------------------------------------------------------
  */
@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/hmac_sha256.hpp"
+#include "core/hmac.hpp"
 
 namespace snowflake
 {
@@ -52,6 +52,20 @@ struct PublicIdKeys
  */
 bool		parse_public_id_keys(const char *text, PublicIdKeys *out,
 								 char *err, size_t errlen) noexcept;
+
+/*
+ * Room for the versions of a full key list as text: 32 versions of up to 2
+ * digits, each after a separator of up to 2 characters, and a NUL.
+ */
+constexpr size_t kPublicIdVersionsTextSize = kPublicIdMaxKeys * (2 + 2) + 1;
+
+/*
+ * Writes the key versions in order, separated by sep ("," or ", "), and a NUL
+ * into out; never past outlen (a shorter buffer gets the versions that fit,
+ * cut after a whole one, and "..."); returns false when it had to cut.
+ */
+bool		format_public_id_versions(const PublicIdKeys &keys, const char *sep, char *out,
+									  size_t outlen) noexcept;
 
 /* The key of a version, or nullptr. */
 const PublicIdKey *find_public_id_key(const PublicIdKeys &keys, int version) noexcept;

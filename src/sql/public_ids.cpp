@@ -152,15 +152,14 @@ sf_publicid_assign_keys(const char *, void *extra)
 static const char *
 sf_publicid_show_keys(void)
 {
-	static char shown[3 * snowflake::kPublicIdMaxKeys + 40];
-	char	   *p = shown;
+	static char shown[snowflake::kPublicIdVersionsTextSize + 40];
+	char		versions[snowflake::kPublicIdVersionsTextSize];
 
 	if (sf_publicid_keys == NULL || sf_publicid_keys->count == 0)
 		return "(none)";
-	p += sprintf(p, "versions ");
-	for (int i = 0; i < sf_publicid_keys->count; i++)
-		p += sprintf(p, i == 0 ? "%d" : ",%d", sf_publicid_keys->keys[i].version);
-	strcpy(p, " (keys not shown)");
+	(void) snowflake::format_public_id_versions(*sf_publicid_keys, ",", versions,
+												sizeof(versions));
+	snprintf(shown, sizeof(shown), "versions %s (keys not shown)", versions);
 	return shown;
 }
 
@@ -281,11 +280,9 @@ snowflake_from_public_id(PG_FUNCTION_ARGS)
 	key = snowflake::find_public_id_key(keys, version);
 	if (key == NULL)
 	{
-		char		listed[3 * snowflake::kPublicIdMaxKeys + 1];
-		char	   *p = listed;
+		char		listed[snowflake::kPublicIdVersionsTextSize];
 
-		for (int i = 0; i < keys.count; i++)
-			p += sprintf(p, i == 0 ? "%d" : ", %d", keys.keys[i].version);
+		(void) snowflake::format_public_id_versions(keys, ", ", listed, sizeof(listed));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("public ID \"%.*s\" has key version %d, which snowflake.public_id_keys "

@@ -145,6 +145,14 @@ extern "C"
 
 /* pairs per entry: one PG_CACHE_LINE_SIZE (128) line on x86 */
 #define SF_WM_PAIRS 10
+/*
+ * The record of a prepared transaction: "format 1" and a line "floor <int32>
+ * <int64>" (at most 38 characters) per pair, plus one for an overflowed
+ * entry; its lines are counted by SF_WM_PAIRS, never by an input.
+ */
+#define SF_WM_RECORD_SIZE 1024
+static_assert(sizeof("format 1\n") + (SF_WM_PAIRS + 1) * sizeof("floor -2147483648 -9223372036854775808\n")
+			  <= SF_WM_RECORD_SIZE, "a prepared transaction's record fits its buffer");
 /* the file of a prepared transaction: pg_snowflake/prepared.<xid> */
 #define SF_WM_FILE_PREFIX "prepared."
 
@@ -540,7 +548,7 @@ sf_wm_pre_prepare(void)
 	int32		shards[SF_WM_PAIRS + 1];
 	int64		floors[SF_WM_PAIRS + 1];
 	int			n = 0;
-	char		record[1024];
+	char		record[SF_WM_RECORD_SIZE];
 	char		name[64];
 	int			len;
 	bool		added = true;

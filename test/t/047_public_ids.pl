@@ -243,6 +243,25 @@ is($node->safe_psql('postgres',
 	'0', 'pg_db_role_setting holds no keys');
 
 ###########################################################################
+# Every key version listed at once (issue 33): the error for an unlisted
+# version and SHOW print all 31 others, as any role; the list of versions once
+# overflowed a fixed buffer on the stack (a crash, with 26 versions or more)
+###########################################################################
+
+my @many = map { sprintf('%d:6b35%02x', $_, $_) . ('e5' x 13) } reverse 1 .. 31;
+set_keys(join(',', @many));
+my $all_versions = join(',', reverse 1 .. 31);
+reload_and_wait("versions $all_versions (keys not shown)");
+is($node->safe_psql('postgres', 'SHOW snowflake.public_id_keys', extra_params => ['-U', 'reader']),
+	"versions $all_versions (keys not shown)", 'SHOW lists all 31 key versions');
+my $listed = join(', ', reverse 1 .. 31);
+like(fails(q{SELECT snowflake_from_public_id('00000000000000')}, params => ['-U', 'plain']),
+	qr/ERROR:  22023: public ID "00000000000000" has key version 0, which snowflake.public_id_keys does not list.*DETAIL:  snowflake.public_id_keys lists key versions \Q$listed\E\.\n/s,
+	'a plain role decoding an unlisted version with 31 listed: 22023 listing every version');
+is($node->safe_psql('postgres', q{SELECT snowflake_from_public_id(snowflake_public_id(42))},
+	extra_params => ['-U', 'plain']), '42', 'and the backend still serves (no crash)');
+
+###########################################################################
 # A refused value at start stops the server; the log never holds a key
 ###########################################################################
 

@@ -1,18 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * publicid_test.cpp
- *		GoogleTest unit tests of public IDs (src/publicid.cpp) and their PRF
- *		(src/hmac_sha256.cpp).
+ *		GoogleTest unit tests of public IDs (src/core/publicid.cpp) and their
+ *		PRF (src/core/hmac.cpp).
  *
- * Expected values come from the standards (FIPS 180-4's and RFC 4231's
- * vectors), from PostgreSQL's pg_hmac (OpenSSL's HMAC-SHA-256, linked from
- * libpgcommon), or are properties; the known answers of the cipher were
- * computed once with pg_hmac as the round function and pinned, so a change
- * of the construction (which would orphan every public ID already handed
- * out) fails here.
+ * Expected values come from the standards (RFC 4231's vectors), from
+ * PostgreSQL's pg_hmac (OpenSSL's HMAC-SHA-256, linked from libpgcommon),
+ * or are properties; the known answers of the cipher were computed once with
+ * pg_hmac as the round function and pinned, and 96 more (four keys of 128 to
+ * 512 bits, six IDs, four tweaks up to two SHA-256 blocks) were computed by
+ * the cipher's own SHA-256 before it moved to OpenSSL's, so a change of the
+ * construction (which would orphan every public ID already handed out)
+ * fails here.
  *
  * Suites:
- *	 PublicIdHmac     SHA-256 and HMAC-SHA-256 against vectors and pg_hmac
+ *	 PublicIdHmac     HMAC-SHA-256 against vectors and pg_hmac
  *	 PublicIdCipher   permutation, inverse, known answers, unrelatedness
  *	 PublicIdText     the 14-character form
  *	 PublicIdKeyList  parsing snowflake.public_id_keys
@@ -53,15 +55,6 @@ hex(const uint8_t *p, size_t len)
 		s += digits[p[i] & 15];
 	}
 	return s;
-}
-
-std::string
-sha256_hex(const std::string &msg)
-{
-	uint8_t		out[32];
-
-	sha256((const uint8_t *) msg.data(), msg.size(), out);
-	return hex(out, 32);
 }
 
 std::string
@@ -108,17 +101,6 @@ popcount64(uint64_t x)
 }								/* namespace */
 
 /*---- PublicIdHmac ----*/
-
-TEST(PublicIdHmac, Sha256Vectors)
-{
-	/* FIPS 180-4 examples (NIST's SHA256.pdf) */
-	EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-	EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-	EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-			  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-	EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
-			  "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-}
 
 TEST(PublicIdHmac, Rfc4231Vectors)
 {
@@ -177,6 +159,152 @@ TEST(PublicIdCipher, KnownAnswers)
 	EXPECT_EQ(encode(keys.keys[0], 3), "22w69ka3y8zbn0");
 	EXPECT_EQ(encode(keys.keys[0], UINT64_MAX), "21j4rp21mg1m10");	/* bigint -1 */
 	EXPECT_EQ(encode(keys.keys[0], 1, "orders"), "23r11p5c9952w1");
+}
+
+/*
+ * Four keys (versions 2, 0, 31, 17; 128, 256, 512 and 192 bits), six IDs
+ * and four tweaks (none; short; 37 bytes, the longest whose round input fits
+ * one SHA-256 block; 90 bytes, two blocks), as the cipher computed them with
+ * its own SHA-256 (before 1.3 moved the PRF to OpenSSL's libcrypto): every
+ * public ID handed out before decodes to the same ID after.
+ */
+TEST(PublicIdCipher, KnownAnswersAcrossKeysAndTweaks)
+{
+	const char *keysets[] = {
+		"2:00112233445566778899aabbccddeeff",
+		"0:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		"31:f0e1d2c3b4a5968778695a4b3c2d1e0f0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+		"00112233445566778899aabbccddeeffffeeddccbbaa99887766554433221100",
+		"17:5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a",
+	};
+	const char *tweaks[] = {
+		"", "orders", "a tweak of exactly 37 bytes, no more.",
+		"a much longer tweak that spans more than one SHA-256 block of sixty-four bytes: "
+		"0123456789",
+	};
+	struct
+	{
+		int			keyset;
+		uint64_t	id;
+		int			tweak;
+		const char *expected;
+	}			vectors[] = {
+	{0, 0x0000000000000000ULL, 0, "2fnm0v619nnf6m"},
+	{0, 0x0000000000000000ULL, 1, "2ef3d3bt4j3bcb"},
+	{0, 0x0000000000000000ULL, 2, "2247pzea57bte2"},
+	{0, 0x0000000000000000ULL, 3, "2bde8ne2fkbnt0"},
+	{0, 0x000000000000002aULL, 0, "27xyfna6z955gr"},
+	{0, 0x000000000000002aULL, 1, "2fwt2p3kb02nfv"},
+	{0, 0x000000000000002aULL, 2, "21xk5hkhpn8tz4"},
+	{0, 0x000000000000002aULL, 3, "2dfk5an70dn8hx"},
+	{0, 0x0000010000000000ULL, 0, "29qbkk6hbjgrsj"},
+	{0, 0x0000010000000000ULL, 1, "2bxf5rcqbe6ymh"},
+	{0, 0x0000010000000000ULL, 2, "21njnbk5hn6ab5"},
+	{0, 0x0000010000000000ULL, 3, "27knb5rn049c4s"},
+	{0, 0x7fffffffffffffffULL, 0, "2fcdxqc0kd8a7r"},
+	{0, 0x7fffffffffffffffULL, 1, "25pk79mek04te8"},
+	{0, 0x7fffffffffffffffULL, 2, "2dq9jz82kc604m"},
+	{0, 0x7fffffffffffffffULL, 3, "27mpa793fq9pjy"},
+	{0, 0x8000000000000000ULL, 0, "26cgjrnwnbbg0b"},
+	{0, 0x8000000000000000ULL, 1, "2eet3mte4jgh6z"},
+	{0, 0x8000000000000000ULL, 2, "28zcw6hadkct93"},
+	{0, 0x8000000000000000ULL, 3, "24fjd5q5s3f4yb"},
+	{0, 0x112210f47de98115ULL, 0, "27g8cp2zhtm87f"},
+	{0, 0x112210f47de98115ULL, 1, "27jc7jv4319hya"},
+	{0, 0x112210f47de98115ULL, 2, "2649swd1ty7xy6"},
+	{0, 0x112210f47de98115ULL, 3, "29kz92hdk6vdzd"},
+	{1, 0x0000000000000000ULL, 0, "0ccdtwp03vrtcd"},
+	{1, 0x0000000000000000ULL, 1, "0750kyy0hrhqd5"},
+	{1, 0x0000000000000000ULL, 2, "0bedm0t8t9t3dk"},
+	{1, 0x0000000000000000ULL, 3, "02hbp78qhtfv6p"},
+	{1, 0x000000000000002aULL, 0, "0dxrh8ga0w2mta"},
+	{1, 0x000000000000002aULL, 1, "0b2v5yjpz08yz5"},
+	{1, 0x000000000000002aULL, 2, "02xbhdr8ew086n"},
+	{1, 0x000000000000002aULL, 3, "0df6ggsm0jqcb6"},
+	{1, 0x0000010000000000ULL, 0, "03py3c01mrx23f"},
+	{1, 0x0000010000000000ULL, 1, "06z44rnbrg6xmy"},
+	{1, 0x0000010000000000ULL, 2, "032q66ftyq2wj8"},
+	{1, 0x0000010000000000ULL, 3, "0drxt0kksgm3rz"},
+	{1, 0x7fffffffffffffffULL, 0, "0102n03dbxbm89"},
+	{1, 0x7fffffffffffffffULL, 1, "07d7n6x39mzjtt"},
+	{1, 0x7fffffffffffffffULL, 2, "00rqfbma73nwp7"},
+	{1, 0x7fffffffffffffffULL, 3, "0bmgr3kbm24sxs"},
+	{1, 0x8000000000000000ULL, 0, "019gw6axxa8zed"},
+	{1, 0x8000000000000000ULL, 1, "0cn13400f5sx87"},
+	{1, 0x8000000000000000ULL, 2, "05ysvwwdfv7m01"},
+	{1, 0x8000000000000000ULL, 3, "06apzjv3skv0yg"},
+	{1, 0x112210f47de98115ULL, 0, "07aehw5ph2v94x"},
+	{1, 0x112210f47de98115ULL, 1, "0ahvreg2v63rvv"},
+	{1, 0x112210f47de98115ULL, 2, "05ktrxqqracfgf"},
+	{1, 0x112210f47de98115ULL, 3, "02ht80273gqyy6"},
+	{2, 0x0000000000000000ULL, 0, "z3ngqdc8zef1d0"},
+	{2, 0x0000000000000000ULL, 1, "z0t5s39vnrzjmx"},
+	{2, 0x0000000000000000ULL, 2, "z0qjpryad77sgz"},
+	{2, 0x0000000000000000ULL, 3, "zecdqdtxkbjd79"},
+	{2, 0x000000000000002aULL, 0, "zb9xqqph98m3d3"},
+	{2, 0x000000000000002aULL, 1, "z1q27g6zjyn14w"},
+	{2, 0x000000000000002aULL, 2, "z0v2z0hxgprc1h"},
+	{2, 0x000000000000002aULL, 3, "z1byewg24wf47m"},
+	{2, 0x0000010000000000ULL, 0, "z7fpqkmsd1b5s1"},
+	{2, 0x0000010000000000ULL, 1, "zavzva699w0jr3"},
+	{2, 0x0000010000000000ULL, 2, "z8brqvbp2psj8v"},
+	{2, 0x0000010000000000ULL, 3, "zf7g21q5tzvwc2"},
+	{2, 0x7fffffffffffffffULL, 0, "z56m99jzb3btqk"},
+	{2, 0x7fffffffffffffffULL, 1, "z1pds76c8sac7v"},
+	{2, 0x7fffffffffffffffULL, 2, "z0dezqw4ej1b6c"},
+	{2, 0x7fffffffffffffffULL, 3, "zdbrj5v4f2hhd9"},
+	{2, 0x8000000000000000ULL, 0, "z9gxpw7hmej9c4"},
+	{2, 0x8000000000000000ULL, 1, "z43dt2p9e5tke3"},
+	{2, 0x8000000000000000ULL, 2, "z7rj5gtkex167s"},
+	{2, 0x8000000000000000ULL, 3, "z01a5saktdcqqe"},
+	{2, 0x112210f47de98115ULL, 0, "z8h3k21394y4n4"},
+	{2, 0x112210f47de98115ULL, 1, "ze8k7550r8gnrj"},
+	{2, 0x112210f47de98115ULL, 2, "zch8cq8vw1k23z"},
+	{2, 0x112210f47de98115ULL, 3, "z225s2q3vhb81y"},
+	{3, 0x0000000000000000ULL, 0, "hbywf4v2z3tna4"},
+	{3, 0x0000000000000000ULL, 1, "h268jxh1mc8wz8"},
+	{3, 0x0000000000000000ULL, 2, "hcej4sy7dx94vh"},
+	{3, 0x0000000000000000ULL, 3, "haxw1nqkfzj3yn"},
+	{3, 0x000000000000002aULL, 0, "h2z8afmft40wch"},
+	{3, 0x000000000000002aULL, 1, "h2shxhx2rkextg"},
+	{3, 0x000000000000002aULL, 2, "h5cd0v3tgnbh5y"},
+	{3, 0x000000000000002aULL, 3, "hc5c4debg4ngfa"},
+	{3, 0x0000010000000000ULL, 0, "hescnxte6zj6nt"},
+	{3, 0x0000010000000000ULL, 1, "h44rw0whk7r5xr"},
+	{3, 0x0000010000000000ULL, 2, "hckez4j3b67rn9"},
+	{3, 0x0000010000000000ULL, 3, "h64v89qatmevqp"},
+	{3, 0x7fffffffffffffffULL, 0, "hdp66r4q9ygpnr"},
+	{3, 0x7fffffffffffffffULL, 1, "hdtwzrjw0s748n"},
+	{3, 0x7fffffffffffffffULL, 2, "hcqbf50k9az5xm"},
+	{3, 0x7fffffffffffffffULL, 3, "h539rkf6wprk9s"},
+	{3, 0x8000000000000000ULL, 0, "ha3a6bxbgttgs0"},
+	{3, 0x8000000000000000ULL, 1, "h4k7zf1p52mrj2"},
+	{3, 0x8000000000000000ULL, 2, "h6snbj7w5d3t7k"},
+	{3, 0x8000000000000000ULL, 3, "hfq6016w4darpk"},
+	{3, 0x112210f47de98115ULL, 0, "h4r1a12qjr84rs"},
+	{3, 0x112210f47de98115ULL, 1, "heq65zeev2xk6s"},
+	{3, 0x112210f47de98115ULL, 2, "h5mbp13gb6z9a5"},
+	{3, 0x112210f47de98115ULL, 3, "hdj8f8zy58wbwp"},
+	};
+
+	ASSERT_EQ(strlen(tweaks[2]), 37u);
+	ASSERT_EQ(strlen(tweaks[3]), 90u);
+	for (const auto &v : vectors)
+	{
+		PublicIdKeys keys;
+		char		err[256];
+		int			version;
+		uint64_t	block;
+		const std::string tweak = tweaks[v.tweak];
+
+		ASSERT_TRUE(parse_public_id_keys(keysets[v.keyset], &keys, err, sizeof(err))) << err;
+		EXPECT_EQ(encode(keys.keys[0], v.id, tweak), v.expected)
+			<< "key " << v.keyset << " id " << v.id << " tweak " << v.tweak;
+		ASSERT_TRUE(parse_public_id(v.expected, strlen(v.expected), &version, &block));
+		EXPECT_EQ(version, keys.keys[0].version);
+		EXPECT_EQ(public_id_decrypt(keys.keys[0], (const uint8_t *) tweak.data(), tweak.size(),
+									block), v.id) << v.expected;
+	}
 }
 
 TEST(PublicIdCipher, InverseAndPermutation)
@@ -363,4 +491,60 @@ TEST(PublicIdKeyList, RefusesWithoutQuotingKeys)
 		EXPECT_NE(err[0], '\0') << c;
 		EXPECT_EQ(std::string(err).find(secret.substr(0, 8)), std::string::npos) << err;
 	}
+}
+
+/* The list of versions for SHOW and errors: all 32 fit; a shorter buffer is never overrun. */
+TEST(PublicIdKeyList, VersionsTextBounded)
+{
+	std::string text;
+	PublicIdKeys keys;
+	char		err[256];
+
+	for (int v = kPublicIdMaxVersion; v >= 0; v--)
+		text += (text.empty() ? "" : ",") + std::to_string(v) + ":" + std::string(32, 'a');
+	ASSERT_TRUE(parse_public_id_keys(text.c_str(), &keys, err, sizeof(err))) << err;
+	ASSERT_EQ(keys.count, kPublicIdMaxKeys);
+
+	std::string all;
+	for (int v = kPublicIdMaxVersion; v >= 0; v--)
+		all += (all.empty() ? "" : ", ") + std::to_string(v);
+
+	char		full[kPublicIdVersionsTextSize];
+
+	EXPECT_TRUE(format_public_id_versions(keys, ", ", full, sizeof(full)));
+	EXPECT_EQ(std::string(full), all);
+	EXPECT_TRUE(format_public_id_versions(keys, ",", full, sizeof(full)));
+	EXPECT_EQ(std::string(full).find(' '), std::string::npos);
+
+	/* every shorter size: nothing written past it, a cut after a whole version */
+	for (size_t size = 0; size <= all.size() + 1; size++)
+	{
+		std::string buf(size + 16, '#');
+		bool		whole = format_public_id_versions(keys, ", ", &buf[0], size);
+
+		for (size_t i = size; i < buf.size(); i++)
+			ASSERT_EQ(buf[i], '#') << "size " << size << " written at " << i;
+		if (size == 0)
+			continue;
+		std::string got(buf.c_str());
+
+		ASSERT_LT(got.size(), size);
+		EXPECT_EQ(whole, size == all.size() + 1) << size;
+		if (!whole && size >= 4)
+		{
+			ASSERT_GE(got.size(), 3u);
+			EXPECT_EQ(got.substr(got.size() - 3), "...") << size;
+			EXPECT_EQ(all.compare(0, got.size() - 3, got, 0, got.size() - 3), 0) << got;
+			/* cut after a whole version: what precedes "..." ends the list or a separator follows it */
+			size_t		kept = got.size() - 3;
+
+			EXPECT_TRUE(kept == 0 || all[kept] == ',') << got;
+		}
+	}
+
+	PublicIdKeys none;
+
+	ASSERT_TRUE(parse_public_id_keys("", &none, err, sizeof(err)));
+	EXPECT_TRUE(format_public_id_versions(none, ", ", full, sizeof(full)));
+	EXPECT_EQ(std::string(full), "");
 }
