@@ -1,0 +1,349 @@
+-- ===========================================================================
+-- 20_generate.sql: generation in the SQL edition (owner: sqled):
+-- snowflake_nextval(), snowflake_nextval(shard_id), the batches, and the
+-- slow path that moves a shard to a new time unit or waits for the clock.
+--
+-- DESIGN
+--
+-- Each shard has two sequences (10_config.sql, snowflake__shard):
+--   S, whose values ARE the IDs: (unit << (shard_bits + sequence_bits)) |
+--      (shard << sequence_bits) | seq.  Within a unit S counts up by one;
+--      moving to another unit is a jump (setval), done by the slow path.
+--   C, the cap: the first value of S that may NOT be issued.  The slow path
+--      sets it to the end of the unit it moved S into, so the fast path
+--      never issues a value past its unit's sequence space (which would be
+--      the next shard's field).
+--
+-- The fast path, generated per shard with the constants and the sequences'
+-- OIDs inlined (SQL-standard body: bound by OID at creation, and inlined
+-- into the caller's query, so a call costs its expression only):
+--
+--   CASE WHEN pg_sequence_last_value(C) > nextval(S)          -- (1) (2)
+--         AND lastval() >= <clock in units - 1> * 2^(shard_bits+sequence_bits)  -- (3)
+--        THEN lastval()                                       -- the value of (2)
+--        ELSE snowflake__nextval_slow(shard) END
+--
+-- (1) reads C, then (2) draws v from S: the operands of ">" are evaluated
+-- left to right, so C is read before v is drawn.  (3) rejects a v whose
+-- unit is more than one unit behind the clock (S lags after idle time), so
+-- an ID's time is the clock's unit or the one before, or ahead by at most
+-- the lead.  lastval() is this session's last nextval(): v, without drawing
+-- again.  Everything else goes to the slow path.
+--
+-- The slow path (snowflake__nextval_slow, SECURITY DEFINER: the only code
+-- that calls setval, which no other role may) takes the same test with a
+-- fresh v; if it fails, it chooses the unit u to move to: the clock's unit,
+-- or the one after C's unit if that is later (a burst used C's unit up).  If
+-- u is beyond the clock + max_clock_lead it waits (pg_sleep, answering
+-- cancel) up to max_clock_wait in all, then fails with SQLSTATE 58000 as the
+-- extension does.  Else it takes the shard's jump lock (a FOR UPDATE of the
+-- shard's row in snowflake__shard, which only the owner may lock), re-reads
+-- C, and if C is unchanged (else someone jumped: it just retries):
+--     setval(S, T, false)   with T = the first value of unit u (T >= C)
+--     setval(C, T + 2^sequence_bits)
+-- in that order, then leaves the lock at once: the lock is taken inside a
+-- BEGIN ... EXCEPTION block that ends by raising a private SQLSTATE it
+-- catches itself, and the abort of that subtransaction releases the row
+-- lock; setval is not transactional, so S and C stay moved.  A long
+-- transaction that jumped once does not hold the jump lock until it ends.
+--
+-- WHY NO VALUE IS ISSUED TWICE (also in docs/managed.md)
+--
+-- Facts relied on: nextval and setval on one sequence are atomic (each
+-- under the sequence page's buffer lock), nextval never returns the same
+-- value twice unless a setval moved the sequence back in between, and S and
+-- C are moved by setval only in the slow path, under the jump lock.
+--
+-- Invariant J: every setval(S, T) stores T >= every value C ever held
+-- before it.  Proof: C only grows (each jump sets it to T + 2^q > T >= the C
+-- it read under the lock), only jumpers set it, one at a time, and a jumper
+-- computes T from the C it re-read under the lock, which is the largest C so
+-- far; T >= C because u > C's unit (u is at least C's unit + 1, or the
+-- clock's unit when S lags, which is later still) and T is the first value
+-- of unit u.
+--
+-- Claim: no value is issued twice.  A value v is issued only if v < c, c
+-- being the value of C that the same call read BEFORE drawing v (test (1);
+-- the slow path uses the same test).  Suppose v were issued twice: S handed
+-- out v, then a setval(S, T) with T <= v moved S back below v (nothing else
+-- moves S down), then S handed out v again.  The first draw of v came after
+-- its call read c, and before that setval, so c is a value C held before
+-- the setval: by J, T >= c > v, a contradiction.  So no interleaving of
+-- sessions, and nothing done between reading S and moving it (a jumper
+-- reads no S at all: it only relies on C), can issue a value twice.
+--
+-- What a hostile role can do: any role allowed to generate holds USAGE on S
+-- (the inlined fast path runs with the caller's rights), so it may call
+-- nextval(S) directly, as fast as it likes.  That only burns values: a value
+-- drawn outside the test is never issued by us, and the proof above does not
+-- count draws.  Burning past C sends the other sessions to the slow path,
+-- which jumps S to a fresh unit (possibly below the burnt values: they were
+-- never issued, and J still holds).  It cannot setval (no UPDATE), take the
+-- jump lock (no UPDATE on snowflake__shard), or move C (no USAGE on C).
+--
+-- IDs of a shard increase in the order they are drawn: within a unit S
+-- counts up; a jump moves S to T >= C > every value issued before it.
+--
+-- Crashes and standbys: nextval and setval are WAL-logged (nextval ahead by
+-- 32 values, so S restarts above what it handed out), and S, C and their
+-- changes are replayed by crash recovery and by standbys.  A transaction
+-- that stored an ID (it wrote a row, so it has a transaction ID) flushes at
+-- commit all WAL inserted before its commit record: the nextval that drew
+-- the ID and the setvals of C and S that the call had read before.  With
+-- synchronous replication that WAL reached the standby before the commit
+-- returned.  So after a crash (pg_ctl -m immediate) or the promotion of a
+-- synchronous standby, S and C are at least where they were when any
+-- committed ID was drawn, and by the claim above no committed ID is issued
+-- again.  As with native sequences, an ID returned by a transaction that
+-- neither committed nor had its WAL flushed (a bare SELECT
+-- snowflake_nextval() with synchronous_commit = off, or a crash before
+-- the flush) may be issued again after the crash: it was never stored.
+--
+-- The clock: it is only read to choose the unit of a jump and to reject
+-- lagging values; uniqueness never depends on it.  Set back by seconds, S
+-- stays ahead: the current unit's values are still issued (at most
+-- 2^sequence_bits of them), then the next unit is beyond the clock + lead,
+-- so calls wait, then fail with the extension's SQLSTATE (58000).
+-- ===========================================================================
+
+DO $install$
+BEGIN
+EXECUTE pg_catalog.replace($src$
+-- The slow path of every generator: see DESIGN above.  Returns the ID, or
+-- raises the extension's errors: shard not set or not assigned (55000),
+-- clock beyond the lead for longer than max_clock_wait (58000), clock before
+-- the epoch (58000), timestamp field used up (22008).
+CREATE FUNCTION @extschema@.snowflake__nextval_slow(shard integer)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cfg @extschema@.snowflake__config;
+    sh @extschema@.snowflake__shard;
+    q integer;              -- sequence bits
+    w bigint;               -- values per unit in S: 2^(shard_bits + q)
+    lead_units bigint;
+    max_unit bigint;
+    cap bigint;
+    v bigint;
+    now_units double precision;
+    c bigint;
+    u bigint;
+    target bigint;
+    last_v bigint;
+    wait_started timestamptz;
+    waited_ms double precision;
+BEGIN
+    SELECT * INTO cfg FROM @extschema@.snowflake__config;
+    IF shard IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = 'snowflake.shard_id is not set',
+            DETAIL = 'Every database that generates IDs needs a shard ID of its own; the SQL edition keeps it in its configuration table.',
+            HINT = format('Choose a shard ID between 0 and %s that no other server or database uses, and run SELECT snowflake_configure(shard_id => ...) as the owner.',
+                          (1::bigint << cfg.shard_bits) - 1);
+    END IF;
+    SELECT * INTO sh FROM @extschema@.snowflake__shard s WHERE s.shard_id = shard;
+    IF NOT FOUND OR NOT (shard = cfg.shard_id OR shard = ANY (cfg.shard_ids)) THEN
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = format('shard %s is not assigned to this database', shard),
+            DETAIL = format('This database generates for shard_id (%s) and shard_ids (%s).',
+                            coalesce(cfg.shard_id::text, 'not set'), array_to_string(cfg.shard_ids, ', ')),
+            HINT = 'Add the shard with snowflake_configure(shard_ids => ...) as the owner.';
+    END IF;
+    q := cfg.sequence_bits;
+    w := 1::bigint << (cfg.shard_bits + q);
+    lead_units := cfg.max_clock_lead / cfg.time_unit_ms;
+    max_unit := (1::bigint << (cfg.id_bits - cfg.shard_bits - q)) - 1;
+
+    LOOP
+        -- the fast path's test, with a fresh value: C first, then v
+        cap := coalesce(pg_sequence_last_value(sh.cap), 0);
+        v := nextval(sh.seq);
+        now_units := (date_part('epoch', clock_timestamp()) * 1000 - cfg.epoch_ms) / cfg.time_unit_ms;
+        IF v < cap AND v >= (now_units - 1) * w THEN
+            RETURN v;
+        END IF;
+        IF now_units < 0 THEN
+            RAISE EXCEPTION USING ERRCODE = '58000',
+                MESSAGE = 'could not generate a snowflake ID: the clock reads earlier than the epoch',
+                DETAIL = format('The epoch is %s and the clock reads %s.',
+                                to_timestamp(cfg.epoch_ms / 1000.0), clock_timestamp()),
+                HINT = 'Check the server''s time synchronisation, or the epoch in snowflake_configure().';
+        END IF;
+        c := floor(now_units)::bigint;
+        -- the unit to move to: the clock's, or the one after C's if later
+        u := CASE WHEN cap = 0 THEN c ELSE greatest(c, ((cap - 1) >> (cfg.shard_bits + q)) + 1) END;
+        IF u > max_unit THEN
+            RAISE EXCEPTION USING ERRCODE = '22008',
+                MESSAGE = 'could not generate a snowflake ID: the timestamp field is used up',
+                DETAIL = format('This layout represents times up to %s.',
+                                to_timestamp((cfg.epoch_ms + max_unit * cfg.time_unit_ms) / 1000.0));
+        END IF;
+        IF u > c + lead_units THEN
+            -- beyond the lead (a burst, or the clock set back): wait
+            IF wait_started IS NULL THEN
+                wait_started := clock_timestamp();
+                PERFORM nextval(sh.waits);
+            END IF;
+            waited_ms := extract(epoch FROM clock_timestamp() - wait_started) * 1000;
+            IF waited_ms >= cfg.max_clock_wait OR waited_ms < 0 THEN
+                PERFORM nextval(sh.refusals);
+                RAISE EXCEPTION USING ERRCODE = '58000',
+                    MESSAGE = format('could not generate a snowflake ID: IDs are %s ms ahead of the clock',
+                                     ((u - now_units) * cfg.time_unit_ms)::bigint),
+                    DETAIL = format('IDs of this shard have reached %s. They may run ahead of the clock by at most max_clock_lead (%s ms), and this call waited max_clock_wait (%s ms) for it to catch up. Either more than %s IDs per millisecond were requested for that long, or the clock was set back.',
+                                    to_timestamp((cfg.epoch_ms + u * cfg.time_unit_ms) / 1000.0),
+                                    cfg.max_clock_lead, cfg.max_clock_wait,
+                                    (1::bigint << q) / cfg.time_unit_ms),
+                    HINT = 'Check the server''s time synchronisation, or raise max_clock_wait or max_clock_lead with snowflake_configure().';
+            END IF;
+            PERFORM pg_sleep(least(cfg.max_clock_wait - waited_ms,
+                                   greatest(1, (u - lead_units - now_units) * cfg.time_unit_ms)) / 1000.0);
+            CONTINUE;
+        END IF;
+        -- jump, under the shard's lock, released right after (see DESIGN)
+        BEGIN
+            PERFORM 1 FROM @extschema@.snowflake__shard s WHERE s.shard_id = shard FOR UPDATE;
+            IF coalesce(pg_sequence_last_value(sh.cap), 0) = cap THEN
+                target := (u * w) | (shard::bigint << q);
+                -- the values drawn in the unit being left, for snowflake_stats
+                last_v := pg_sequence_last_value(sh.seq);
+                IF cap > 0 AND last_v IS NOT NULL AND last_v >= cap - (1::bigint << q) THEN
+                    PERFORM setval(sh.issued, coalesce(pg_sequence_last_value(sh.issued), 0)
+                                              + least(last_v, cap - 1) - (cap - (1::bigint << q)) + 1);
+                END IF;
+                PERFORM setval(sh.seq, target, false);          -- first S ...
+                PERFORM setval(sh.cap, target + (1::bigint << q));  -- ... then C
+                PERFORM nextval(sh.jumps);
+            END IF;
+            RAISE SQLSTATE 'SFJ01';
+        EXCEPTION WHEN SQLSTATE 'SFJ01' THEN
+            NULL;   -- the lock is released; the setvals stay
+        END;
+    END LOOP;
+END
+$fn$;
+
+-- The fast path of one shard, as SQL text (see DESIGN).
+CREATE FUNCTION @extschema@.snowflake__fast_path(cfg @extschema@.snowflake__config, shard integer)
+RETURNS text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    sh @extschema@.snowflake__shard;
+    w double precision := (1::bigint << (cfg.shard_bits + cfg.sequence_bits))::double precision;
+BEGIN
+    SELECT * INTO STRICT sh FROM @extschema@.snowflake__shard s WHERE s.shard_id = shard;
+    -- v >= (now_units - 1) * w, with now_units = (seconds * 1000 - epoch_ms) / unit
+    RETURN format($$CASE WHEN pg_catalog.pg_sequence_last_value(%s::regclass) > pg_catalog.nextval(%s::regclass)
+              AND pg_catalog.lastval() >= pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * %s::double precision - %s::double precision
+             THEN pg_catalog.lastval()
+             ELSE %s.snowflake__nextval_slow(%s) END$$,
+        quote_literal(sh.cap::oid::regclass::text), quote_literal(sh.seq::oid::regclass::text),
+        (1000.0 * w / cfg.time_unit_ms)::double precision,
+        ((cfg.epoch_ms::double precision / cfg.time_unit_ms + 1) * w)::double precision,
+        '@extschema@', shard);
+END
+$fn$;
+
+-- (Re)creates the generators from the configuration: snowflake_nextval()
+-- for shard_id, snowflake_nextval(shard_id) over shard_id and shard_ids, and
+-- the batches.  CREATE OR REPLACE keeps their OIDs and grants.
+CREATE FUNCTION @extschema@.snowflake__define_generators()
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cfg @extschema@.snowflake__config;
+    one text;
+    cases text := '';
+    s integer;
+BEGIN
+    SELECT * INTO cfg FROM @extschema@.snowflake__config;
+    IF cfg.shard_id IS NULL THEN
+        one := '@extschema@.snowflake__nextval_slow(NULL)';
+    ELSE
+        one := @extschema@.snowflake__fast_path(cfg, cfg.shard_id);
+    END IF;
+    EXECUTE format($$CREATE OR REPLACE FUNCTION %s.snowflake_nextval() RETURNS bigint
+        LANGUAGE sql VOLATILE PARALLEL UNSAFE
+        RETURN %s$$, '@extschema@', one);
+
+    FOR s IN SELECT DISTINCT x FROM unnest(ARRAY[cfg.shard_id] || cfg.shard_ids) x WHERE x IS NOT NULL ORDER BY x LOOP
+        cases := cases || format(' WHEN %s THEN %s', s, @extschema@.snowflake__fast_path(cfg, s));
+    END LOOP;
+    IF cases = '' THEN
+        one := '@extschema@.snowflake__nextval_slow(shard_id)';
+    ELSE
+        one := format('CASE shard_id%s ELSE %s.snowflake__nextval_slow(shard_id) END', cases, '@extschema@');
+    END IF;
+    EXECUTE format($$CREATE OR REPLACE FUNCTION %s.snowflake_nextval(shard_id integer) RETURNS bigint
+        LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+        RETURN %s$$, '@extschema@', one);
+END
+$fn$;
+
+-- The batch size, checked as the extension checks it.
+CREATE FUNCTION @extschema@.snowflake__batch_size(count integer)
+RETURNS integer
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF count < 1 OR count > 10000000 THEN
+        IF count > 10000000 THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = 'batch size must be between 1 and 10000000',
+                DETAIL = format('The requested size was %s.', count),
+                HINT = 'Split larger loads into several batches.';
+        END IF;
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'batch size must be between 1 and 10000000',
+            DETAIL = format('The requested size was %s.', count);
+    END IF;
+    RETURN count;
+END
+$fn$;
+$src$, '@extschema@', pg_catalog.quote_ident(pg_catalog.current_schema()));
+END
+$install$;
+
+REVOKE ALL ON FUNCTION snowflake__fast_path(snowflake__config, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake__define_generators() FROM PUBLIC;
+
+SELECT snowflake__define_generators();
+
+-- Logical shards: only roles granted EXECUTE, as in the extension.
+REVOKE ALL ON FUNCTION snowflake_nextval(integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowflake_nextval() IS
+'next Snowflake ID of this database''s shard (snowflake_configure(shard_id => ...)): unique, strictly increasing within the shard';
+COMMENT ON FUNCTION snowflake_nextval(integer) IS
+'next Snowflake ID of a logical shard this database generates for (snowflake_configure(shard_ids => ...))';
+
+-- Batches: each ID goes through snowflake_nextval()'s test (inlined), so
+-- every guarantee of single calls holds per ID; the IDs increase, but are
+-- not consecutive when other sessions draw at the same time.
+CREATE FUNCTION snowflake_nextval_batch(count integer)
+RETURNS SETOF bigint
+LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE ROWS 1000
+BEGIN ATOMIC
+    SELECT snowflake_nextval() FROM pg_catalog.generate_series(1, snowflake__batch_size(count));
+END;
+
+CREATE FUNCTION snowflake_nextval_batch(count integer, shard_id integer)
+RETURNS SETOF bigint
+LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE ROWS 1000
+BEGIN ATOMIC
+    SELECT snowflake_nextval(shard_id) FROM pg_catalog.generate_series(1, snowflake__batch_size(count));
+END;
+
+REVOKE ALL ON FUNCTION snowflake_nextval_batch(integer, integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowflake_nextval_batch(integer) IS
+'count (1 .. 10,000,000) distinct, increasing IDs of this database''s shard';
+COMMENT ON FUNCTION snowflake_nextval_batch(integer, integer) IS
+'count (1 .. 10,000,000) distinct, increasing IDs of a logical shard';
