@@ -128,11 +128,17 @@ BEGIN
       JOIN pg_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
      WHERE p.pronamespace = ns
        AND p.proname LIKE 'snowflake%'
+       AND p.provolatile = 'i'          -- the layout-dependent decoders
        AND d.deptype = 'n'
+       -- but not the SQL edition's own functions and views
        AND NOT (d.classid = 'pg_proc'::regclass
                 AND EXISTS (SELECT 1 FROM pg_proc q
                             WHERE q.oid = d.objid AND q.pronamespace = ns
-                              AND q.proname LIKE 'snowflake%'));
+                              AND q.proname LIKE 'snowflake%'))
+       AND NOT (d.classid = 'pg_rewrite'::regclass
+                AND EXISTS (SELECT 1 FROM pg_rewrite r JOIN pg_class v ON v.oid = r.ev_class
+                            WHERE r.oid = d.objid AND v.relnamespace = ns
+                              AND v.relname LIKE 'snowflake%'));
     RETURN found;
 END
 $fn$;
