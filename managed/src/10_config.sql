@@ -81,7 +81,7 @@ BEGIN
     FOREACH kind IN ARRAY ARRAY['seq', 'cap', 'jumps', 'waits', 'refusals', 'issued'] LOOP
         -- CACHE 1 (the default) so every value goes through the shared state;
         -- NO CYCLE so the sequence never wraps back to its start.
-        EXECUTE format('CREATE SEQUENCE %s.%I AS bigint MINVALUE 0 START 0 NO CYCLE',
+        EXECUTE format('CREATE SEQUENCE %s.%I AS bigint MINVALUE 0 START 1 NO CYCLE',
                        '@extschema@', 'snowflake__' || kind || '_' || shard);
         names := names || format('%s.%I', '@extschema@', 'snowflake__' || kind || '_' || shard);
     END LOOP;

@@ -132,8 +132,8 @@ DECLARE
     u bigint;
     target bigint;
     last_v bigint;
-    wait_started timestamptz;
-    waited_ms double precision;
+    waited_ms double precision;   -- NULL until the call first waits
+    sleep_ms double precision;
 BEGIN
     SELECT * INTO cfg FROM @extschema@.snowflake__config;
     IF shard IS NULL THEN
@@ -182,12 +182,14 @@ BEGIN
         END IF;
         IF u > c + lead_units THEN
             -- beyond the lead (a burst, or the clock set back): wait
-            IF wait_started IS NULL THEN
-                wait_started := clock_timestamp();
+            -- the time waited is the sum of the sleeps (pg_sleep runs on
+            -- the monotonic clock), so a wall clock that steps again during
+            -- the wait neither stretches nor cuts it
+            IF waited_ms IS NULL THEN
+                waited_ms := 0;
                 PERFORM nextval(sh.waits);
             END IF;
-            waited_ms := extract(epoch FROM clock_timestamp() - wait_started) * 1000;
-            IF waited_ms >= cfg.max_clock_wait OR waited_ms < 0 THEN
+            IF waited_ms >= cfg.max_clock_wait THEN
                 PERFORM nextval(sh.refusals);
                 RAISE EXCEPTION USING ERRCODE = '58000',
                     MESSAGE = format('could not generate a snowflake ID: IDs are %s ms ahead of the clock',
@@ -198,8 +200,10 @@ BEGIN
                                     (1::bigint << q) / cfg.time_unit_ms),
                     HINT = 'Check the server''s time synchronisation, or raise max_clock_wait or max_clock_lead with snowflake_configure().';
             END IF;
-            PERFORM pg_sleep(least(cfg.max_clock_wait - waited_ms,
-                                   greatest(1, (u - lead_units - now_units) * cfg.time_unit_ms)) / 1000.0);
+            sleep_ms := least(cfg.max_clock_wait - waited_ms,
+                              greatest(1, (u - lead_units - now_units) * cfg.time_unit_ms));
+            PERFORM pg_sleep(sleep_ms / 1000.0);
+            waited_ms := waited_ms + sleep_ms;
             CONTINUE;
         END IF;
         -- jump, under the shard's lock, released right after (see DESIGN)
