@@ -19,15 +19,19 @@
 -- into the caller's query, so a call costs its expression only):
 --
 --   CASE WHEN pg_sequence_last_value(C) > nextval(S)          -- (1) (2)
---         AND lastval() >= <clock in units - 1> * 2^(shard_bits+sequence_bits)  -- (3)
+--         AND lastval() >= <clock in units - lag - 1> * 2^(shard_bits+sequence_bits)  -- (3)
 --        THEN lastval()                                       -- the value of (2)
 --        ELSE snowflake__nextval_slow(shard) END
 --
 -- (1) reads C, then (2) draws v from S: the operands of ">" are evaluated
 -- left to right, so C is read before v is drawn.  (3) rejects a v whose
--- unit is more than one unit behind the clock (S lags after idle time), so
--- an ID's time is the clock's unit or the one before, or ahead by at most
--- the lead.  lastval() is this session's last nextval(): v, without drawing
+-- unit lags the clock by more than lag = max_clock_lead (S lags when fewer
+-- IDs are drawn than the clock's units hold, or after idle time), so an
+-- ID's time is within max_clock_lead of the clock either way (plus one unit
+-- behind: the test compares in floating point, against the clock's
+-- fractional unit).  Tying the lag to the lead keeps the extension's one
+-- bound on decoded times, and keeps the slow path rare: at low rates a
+-- shard jumps to the clock once per lead, not once per call.  lastval() is this session's last nextval(): v, without drawing
 -- again.  Everything else goes to the slow path.
 --
 -- The slow path (snowflake__nextval_slow, SECURITY DEFINER: the only code
@@ -161,7 +165,7 @@ BEGIN
         cap := coalesce(pg_sequence_last_value(sh.cap), 0);
         v := nextval(sh.seq);
         now_units := (date_part('epoch', clock_timestamp()) * 1000 - cfg.epoch_ms) / cfg.time_unit_ms;
-        IF v < cap AND v >= (now_units - 1) * w THEN
+        IF v < cap AND v >= (now_units - lead_units - 1) * w THEN
             RETURN v;
         END IF;
         IF now_units < 0 THEN
@@ -240,14 +244,15 @@ DECLARE
     w double precision := (1::bigint << (cfg.shard_bits + cfg.sequence_bits))::double precision;
 BEGIN
     SELECT * INTO STRICT sh FROM @extschema@.snowflake__shard s WHERE s.shard_id = shard;
-    -- v >= (now_units - 1) * w, with now_units = (seconds * 1000 - epoch_ms) / unit
+    -- v >= (now_units - lag - 1) * w, now_units = (seconds * 1000 - epoch_ms) / unit,
+    -- lag = the lead in units
     RETURN format($$CASE WHEN pg_catalog.pg_sequence_last_value(%s::regclass) > pg_catalog.nextval(%s::regclass)
               AND pg_catalog.lastval() >= pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * %s::double precision - %s::double precision
              THEN pg_catalog.lastval()
              ELSE %s.snowflake__nextval_slow(%s) END$$,
         quote_literal(sh.cap::oid::regclass::text), quote_literal(sh.seq::oid::regclass::text),
         (1000.0 * w / cfg.time_unit_ms)::double precision,
-        ((cfg.epoch_ms::double precision / cfg.time_unit_ms + 1) * w)::double precision,
+        ((cfg.epoch_ms::double precision / cfg.time_unit_ms + cfg.max_clock_lead / cfg.time_unit_ms + 1) * w)::double precision,
         '@extschema@', shard);
 END
 $fn$;
