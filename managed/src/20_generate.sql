@@ -251,8 +251,10 @@ BEGIN
              THEN pg_catalog.lastval()
              ELSE %s.snowflake__nextval_slow(%s) END$$,
         quote_literal(sh.cap::oid::regclass::text), quote_literal(sh.seq::oid::regclass::text),
-        (1000.0 * w / cfg.time_unit_ms)::double precision,
-        ((cfg.epoch_ms::double precision / cfg.time_unit_ms + cfg.max_clock_lead / cfg.time_unit_ms + 1) * w)::double precision,
+        -- quoted: a float8 constant in the stored body, not a cast of a
+        -- numeric one (a smaller body inlines faster: planning counts)
+        quote_literal((1000.0 * w / cfg.time_unit_ms)::double precision),
+        quote_literal(((cfg.epoch_ms::double precision / cfg.time_unit_ms + cfg.max_clock_lead / cfg.time_unit_ms + 1) * w)::double precision),
         '@extschema@', shard);
 END
 $fn$;
