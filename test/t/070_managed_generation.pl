@@ -12,6 +12,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use IPC::Run;
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use SnowflakeTest;
@@ -201,6 +202,28 @@ is( ok_as(
 is(ok_as('watcher', 'SELECT count(*) FROM snowflake_stats'), '3', 'one row per shard');
 ($rc, $out, $err) = as('mallory', 'SELECT * FROM snowflake_stats');
 like($err, qr/42501/, 'snowflake_stats: refused to a role outside pg_monitor (42501)');
+
+# Jumps under SERIALIZABLE: with a lead of 0 every new millisecond jumps;
+# a serializable transaction's calls take the jump lock after other
+# sessions' jumps released it, without a serialization failure.
+ok_as('app', 'SELECT snowflake_configure(max_clock_lead => 0)');
+my $jumps0 = ok_as('app', 'SELECT jumps FROM snowflake_stats WHERE shard_id = 5');
+my ($sout, $serr) = ('', '');
+my $bg = IPC::Run::start(
+	[ 'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('appdb'), '-U', 'app', '-c',
+	  q{SELECT count(DISTINCT x) FROM (SELECT snowflake_nextval() x, pg_sleep(0.002) FROM generate_series(1, 300)) s} ],
+	'>', \$sout, '2>', \$serr);
+is( ok_as(
+		'mallory', q{
+	BEGIN ISOLATION LEVEL SERIALIZABLE;
+	SELECT count(DISTINCT x) FROM (SELECT snowflake_nextval() x, pg_sleep(0.002) FROM generate_series(1, 300)) s;
+	COMMIT;}),
+	'300',
+	'SERIALIZABLE transaction: 300 calls across jumps, no serialization failure');
+$bg->finish;
+is($sout . $serr, "300\n", 'the concurrent session: 300 calls');
+cmp_ok(ok_as('app', 'SELECT jumps FROM snowflake_stats WHERE shard_id = 5'), '>', $jumps0 + 10,
+	'the shard jumped many times meanwhile');
 
 $node->stop;
 done_testing();
