@@ -27,6 +27,7 @@ CREATE TABLE snowflake__config (
     datacenter_bits  integer NOT NULL,
     shard_id         integer,                          -- NULL: not set
     shard_ids        integer[] NOT NULL DEFAULT '{}',  -- logical shards
+    import_shards    integer[] NOT NULL DEFAULT '{}',  -- for snowflake_nextval_at
     max_clock_lead   integer NOT NULL,                 -- ms
     max_clock_wait   integer NOT NULL                  -- ms
 );
@@ -158,7 +159,8 @@ CREATE FUNCTION @extschema@.snowflake_configure(
     sequence_bits integer DEFAULT NULL,
     datacenter_bits integer DEFAULT NULL,
     max_clock_lead integer DEFAULT NULL,
-    max_clock_wait integer DEFAULT NULL)
+    max_clock_wait integer DEFAULT NULL,
+    import_shards integer[] DEFAULT NULL)
 RETURNS SETOF @extschema@.snowflake__config
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -213,6 +215,7 @@ BEGIN
     n.max_clock_lead := coalesce(max_clock_lead, n.max_clock_lead);
     n.max_clock_wait := coalesce(max_clock_wait, n.max_clock_wait);
     n.shard_ids := coalesce(shard_ids, n.shard_ids);
+    n.import_shards := coalesce(import_shards, n.import_shards);
     IF snowflake_configure.shard_id IS NOT NULL THEN
         n.shard_id := snowflake_configure.shard_id;
     END IF;
@@ -236,7 +239,14 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = '22023',
             MESSAGE = 'max_clock_lead and max_clock_wait must be between 0 and 3600000 ms';
     END IF;
-    FOREACH s IN ARRAY (CASE WHEN n.shard_id IS NULL THEN '{}'::integer[] ELSE ARRAY[n.shard_id] END) || n.shard_ids LOOP
+    IF n.import_shards && ((CASE WHEN n.shard_id IS NULL THEN '{}'::integer[] ELSE ARRAY[n.shard_id] END) || n.shard_ids) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'a shard cannot be both live and reserved for imports',
+            DETAIL = format('shard_id %s, shard_ids {%s}, import_shards {%s}.', coalesce(n.shard_id::text, 'not set'),
+                            array_to_string(n.shard_ids, ','), array_to_string(n.import_shards, ',')),
+            HINT = 'Reserve for imports shards that never generate live IDs.';
+    END IF;
+    FOREACH s IN ARRAY (CASE WHEN n.shard_id IS NULL THEN '{}'::integer[] ELSE ARRAY[n.shard_id] END) || n.shard_ids || n.import_shards LOOP
         IF s IS NULL OR s < 0 OR s > (1::bigint << n.shard_bits) - 1 THEN
             RAISE EXCEPTION USING ERRCODE = '22023',
                 MESSAGE = format('shard ID %s is out of range', coalesce(s::text, 'NULL')),
@@ -269,9 +279,16 @@ BEGIN
         epoch_ms = n.epoch_ms, time_unit_ms = n.time_unit_ms, id_bits = n.id_bits,
         shard_bits = n.shard_bits, sequence_bits = n.sequence_bits,
         datacenter_bits = n.datacenter_bits, shard_id = n.shard_id, shard_ids = n.shard_ids,
+        import_shards = n.import_shards,
         max_clock_lead = n.max_clock_lead, max_clock_wait = n.max_clock_wait;
-    FOREACH s IN ARRAY (CASE WHEN n.shard_id IS NULL THEN '{}'::integer[] ELSE ARRAY[n.shard_id] END) || n.shard_ids LOOP
+    FOREACH s IN ARRAY (CASE WHEN n.shard_id IS NULL THEN '{}'::integer[] ELSE ARRAY[n.shard_id] END) || n.shard_ids || n.import_shards LOOP
         PERFORM @extschema@.snowflake__ensure_shard(s);
+    END LOOP;
+    -- an import shard's sequence is drawn from by snowflake_nextval_at()
+    -- (owner's rights) only: no role keeps USAGE on it from a live past
+    FOR s IN SELECT x FROM unnest(n.import_shards) x LOOP
+        EXECUTE format('REVOKE ALL ON SEQUENCE %s FROM PUBLIC',
+                       (SELECT sh.seq::oid::regclass::text FROM @extschema@.snowflake__shard sh WHERE sh.shard_id = s));
     END LOOP;
     PERFORM @extschema@.snowflake__define_generators();
     -- the decoders (30_decode.sql), where that part is installed
@@ -291,7 +308,7 @@ REVOKE ALL ON FUNCTION snowflake__ensure_shard(integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake__any_issued() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake__dependents() FROM PUBLIC;
 -- the owner alone configures (others: 42501, permission denied)
-REVOKE ALL ON FUNCTION snowflake_configure(integer, integer[], text, timestamptz, text, integer, integer, integer, integer, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_configure(integer, integer[], text, timestamptz, text, integer, integer, integer, integer, integer, integer, integer[]) FROM PUBLIC;
 
-COMMENT ON FUNCTION snowflake_configure(integer, integer[], text, timestamptz, text, integer, integer, integer, integer, integer, integer) IS
-'sets the SQL edition''s shard, logical shards, layout (refused once an ID was issued), lead and wait (ms); NULL keeps a setting';
+COMMENT ON FUNCTION snowflake_configure(integer, integer[], text, timestamptz, text, integer, integer, integer, integer, integer, integer, integer[]) IS
+'sets the SQL edition''s shard, logical shards, import shards, layout (refused once an ID was issued), lead and wait (ms); NULL keeps a setting';

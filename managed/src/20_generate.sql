@@ -148,7 +148,7 @@ BEGIN
                           (1::bigint << cfg.shard_bits) - 1);
     END IF;
     SELECT * INTO sh FROM @extschema@.snowflake__shard s WHERE s.shard_id = shard;
-    IF NOT FOUND OR NOT (shard = cfg.shard_id OR shard = ANY (cfg.shard_ids)) THEN
+    IF NOT FOUND OR NOT coalesce(shard = cfg.shard_id OR shard = ANY (cfg.shard_ids), false) THEN
         RAISE EXCEPTION USING ERRCODE = '55000',
             MESSAGE = format('shard %s is not assigned to this database', shard),
             DETAIL = format('This database generates for shard_id (%s) and shard_ids (%s).',
@@ -325,7 +325,8 @@ $install$;
 REVOKE ALL ON FUNCTION snowflake__fast_path(snowflake__config, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake__define_generators() FROM PUBLIC;
 
-SELECT snowflake__define_generators();
+-- the generators of the initial configuration (no shard yet)
+DO $$ BEGIN PERFORM snowflake__define_generators(); END $$;
 
 -- Logical shards: only roles granted EXECUTE, as in the extension.
 REVOKE ALL ON FUNCTION snowflake_nextval(integer) FROM PUBLIC;
@@ -358,3 +359,118 @@ COMMENT ON FUNCTION snowflake_nextval_batch(integer) IS
 'count (1 .. 10,000,000) distinct, increasing IDs of this database''s shard';
 COMMENT ON FUNCTION snowflake_nextval_batch(integer, integer) IS
 'count (1 .. 10,000,000) distinct, increasing IDs of a logical shard';
+
+-- ===========================================================================
+-- Backfill: snowflake_nextval_at(created_at, shard_id), IDs carrying a past
+-- time on an import shard (snowflake_configure(import_shards => ...)), which
+-- live generation never uses (configure refuses a shard on both sides).
+-- The same two sequences and the same protocol as live generation, with
+-- created_at's unit in place of the clock's: a value is issued only if it is
+-- below the cap read before drawing it and in created_at's unit; a new unit
+-- is entered by a jump under the shard's lock (S first, then C), to a unit
+-- after C's; so the invariant and the claim of DESIGN hold unchanged: no ID
+-- is issued twice, and an import shard's IDs increase.  A time earlier than
+-- the shard's last ID (C's unit) is refused (22023), as is a unit whose
+-- sequence is used up (54000), a time before the epoch or past the layout
+-- (22008), or in the future beyond the clock + max_clock_lead (22008).  An
+-- import shard's sequence is used by this SECURITY DEFINER function only
+-- (configure revokes USAGE), so the protocol's robustness to burns is a
+-- margin here, not a need.  Every call is one PL/pgSQL call, and every new
+-- unit one jump: for bulk history, not for the hot path.
+-- ===========================================================================
+DO $install$
+BEGIN
+EXECUTE pg_catalog.replace($src$
+CREATE FUNCTION @extschema@.snowflake_nextval_at(created_at timestamptz, shard_id integer)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cfg @extschema@.snowflake__config;
+    sh @extschema@.snowflake__shard;
+    q integer;
+    w bigint;
+    u bigint;
+    cap bigint;
+    cap_unit bigint;
+    v bigint;
+    target bigint;
+    ms double precision := date_part('epoch', created_at) * 1000;
+    now_ms double precision := date_part('epoch', clock_timestamp()) * 1000;
+BEGIN
+    SELECT * INTO cfg FROM @extschema@.snowflake__config;
+    SELECT * INTO sh FROM @extschema@.snowflake__shard s WHERE s.shard_id = snowflake_nextval_at.shard_id;
+    IF NOT FOUND OR NOT (snowflake_nextval_at.shard_id = ANY (cfg.import_shards)) THEN
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = format('shard %s is not an import shard', snowflake_nextval_at.shard_id),
+            DETAIL = format('The import shards are {%s}.', array_to_string(cfg.import_shards, ',')),
+            HINT = 'Reserve shards that never generate live IDs with snowflake_configure(import_shards => ...) as the owner.';
+    END IF;
+    q := cfg.sequence_bits;
+    w := 1::bigint << (cfg.shard_bits + q);
+    u := floor((ms - cfg.epoch_ms) / cfg.time_unit_ms)::bigint;
+    IF u < 0 OR u > (1::bigint << (cfg.id_bits - cfg.shard_bits - q)) - 1
+       OR ms > now_ms + cfg.max_clock_lead THEN
+        RAISE EXCEPTION USING ERRCODE = '22008',
+            MESSAGE = format('created_at %s is out of range for snowflake IDs', created_at),
+            DETAIL = 'It must lie between the epoch and the clock + max_clock_lead (live IDs cover the present), within the layout.';
+    END IF;
+    LOOP
+        cap := coalesce(pg_sequence_last_value(sh.cap), 0);
+        v := nextval(sh.seq);
+        IF v < cap AND v >= u * w THEN
+            IF v < (u + 1) * w THEN
+                RETURN v;
+            END IF;
+        END IF;
+        cap_unit := CASE WHEN cap = 0 THEN -1 ELSE (cap - 1) / w END;
+        IF cap_unit > u OR (v < cap AND v >= (u + 1) * w) THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = format('created_at %s is earlier than the last ID of import shard %s', created_at, snowflake_nextval_at.shard_id),
+                DETAIL = 'Times must not decrease per import shard.',
+                HINT = 'Import in order of the time (ORDER BY created_at), one sorted stream per import shard.';
+        END IF;
+        IF cap_unit = u THEN
+            -- v >= cap: the unit's sequence is used up (or was burnt)
+            RAISE EXCEPTION USING ERRCODE = '54000',
+                MESSAGE = format('more than %s IDs in one time unit on import shard %s', 1::bigint << q, snowflake_nextval_at.shard_id),
+                DETAIL = format('created_at %s: its unit holds %s IDs per shard.', created_at, 1::bigint << q),
+                HINT = 'Spread rows of the same time over several import shards.';
+        END IF;
+        -- cap_unit < u: jump to u under the lock (as in the slow path)
+        BEGIN
+            PERFORM 1 FROM @extschema@.snowflake__shard s WHERE s.shard_id = snowflake_nextval_at.shard_id FOR UPDATE;
+            IF coalesce(pg_sequence_last_value(sh.cap), 0) = cap THEN
+                target := (u * w) | (snowflake_nextval_at.shard_id::bigint << q);
+                PERFORM setval(sh.seq, target, false);
+                PERFORM setval(sh.cap, target + (1::bigint << q));
+                PERFORM nextval(sh.jumps);
+            END IF;
+            RAISE SQLSTATE 'SFJ01';
+        EXCEPTION WHEN SQLSTATE 'SFJ01' THEN
+            NULL;
+        END;
+    END LOOP;
+END
+$fn$;
+$src$, '@extschema@', pg_catalog.quote_ident(pg_catalog.current_schema()));
+END
+$install$;
+
+CREATE FUNCTION snowflake_nextval_at_batch(created_at timestamptz[], shard_id integer)
+RETURNS SETOF bigint
+LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE ROWS 1000
+BEGIN ATOMIC
+    SELECT snowflake_nextval_at(t.c, shard_id)
+    FROM unnest(created_at) WITH ORDINALITY AS t(c, i) ORDER BY t.i;
+END;
+
+-- Granted like logical shards: the owner chooses who may import.
+REVOKE ALL ON FUNCTION snowflake_nextval_at(timestamptz, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowflake_nextval_at(timestamptz, integer) IS
+'an ID of an import shard (snowflake_configure(import_shards => ...)) carrying created_at (to the time unit); times must not decrease per shard';
+COMMENT ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) IS
+'one ID per element of a sorted array of creation times, in order, on an import shard';
