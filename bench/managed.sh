@@ -59,7 +59,8 @@ EOF
 psql_as() { local u=$1; shift; "${AS[@]}" "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$WORK" -p "$PORT" -U "$u" "$@"; }
 
 psql_as postgres postgres -c "CREATE ROLE app LOGIN" -c "CREATE DATABASE appdb OWNER app"
-if [ -f "$ROOT/managed/install.sql" ]; then cat "$ROOT/managed/install.sql"; else cat "$ROOT"/managed/src/*.sql; fi |
+if [ -f "$ROOT/managed/install.sql" ]; then cat "$ROOT/managed/install.sql"
+else cat "$ROOT"/managed/src/*.sql | awk '/^-- @tle-only-begin/{skip=1; next} /^-- @tle-only-end/{skip=0; next} !skip'; fi |
   psql_as app appdb >/dev/null
 psql_as app appdb >/dev/null <<'EOF'
 SELECT snowflake_configure(shard_id => 1);

@@ -35,10 +35,21 @@ CREATE TABLE snowflake__config (
 COMMENT ON TABLE snowflake__config IS
 'the SQL edition''s configuration (layout, shard, lead, wait); change it with snowflake_configure()';
 
-INSERT INTO snowflake__config
-    (epoch_ms, time_unit_ms, id_bits, shard_bits, sequence_bits, datacenter_bits,
-     shard_id, max_clock_lead, max_clock_wait)
-VALUES (1704067200000, 1, 63, 10, 12, 0, NULL, 1000, 5000);
+-- The table holds no row until the first snowflake_configure(): until then
+-- snowflake__settings() gives the defaults (the extension's).  So a pg_tle
+-- install can register it as a configuration table (pg_dump then writes its
+-- row, and the restore's CREATE EXTENSION, which creates the table empty,
+-- does not collide with it).
+CREATE FUNCTION snowflake__settings()
+RETURNS snowflake__config
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN (SELECT s.c FROM (SELECT c, 0 AS o FROM snowflake__config c
+                         UNION ALL
+                         SELECT ROW(true, 1704067200000, 1, 63, 10, 12, 0, NULL, '{}', '{}', 1000, 5000)::snowflake__config, 1) s
+        ORDER BY s.o LIMIT 1);
+
+COMMENT ON FUNCTION snowflake__settings() IS
+'the SQL edition''s configuration: the row of snowflake__config, or the defaults before the first snowflake_configure()';
 
 -- One row per shard this database has generated for (or is configured to):
 -- the shard's sequence (whose values ARE the IDs), its cap (see
@@ -62,6 +73,11 @@ COMMENT ON TABLE snowflake__shard IS
 
 GRANT SELECT ON snowflake__config TO PUBLIC;
 GRANT SELECT ON snowflake__shard TO PUBLIC;
+
+-- @tle-only-begin
+SELECT pg_catalog.pg_extension_config_dump('snowflake__config', '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake__shard', '');
+-- @tle-only-end
 
 DO $install$
 BEGIN
@@ -175,6 +191,9 @@ DECLARE
 BEGIN
     -- one configure at a time, and no generation across a layout change
     SELECT * INTO old FROM @extschema@.snowflake__config FOR UPDATE;
+    IF NOT FOUND THEN
+        old := @extschema@.snowflake__settings();
+    END IF;
     n := old;
     IF preset IS NOT NULL THEN
         CASE lower(preset)
@@ -275,12 +294,17 @@ BEGIN
         END IF;
     END IF;
 
-    UPDATE @extschema@.snowflake__config c SET
-        epoch_ms = n.epoch_ms, time_unit_ms = n.time_unit_ms, id_bits = n.id_bits,
-        shard_bits = n.shard_bits, sequence_bits = n.sequence_bits,
-        datacenter_bits = n.datacenter_bits, shard_id = n.shard_id, shard_ids = n.shard_ids,
-        import_shards = n.import_shards,
-        max_clock_lead = n.max_clock_lead, max_clock_wait = n.max_clock_wait;
+    INSERT INTO @extschema@.snowflake__config AS c
+        (singleton, epoch_ms, time_unit_ms, id_bits, shard_bits, sequence_bits, datacenter_bits,
+         shard_id, shard_ids, import_shards, max_clock_lead, max_clock_wait)
+    VALUES (true, n.epoch_ms, n.time_unit_ms, n.id_bits, n.shard_bits, n.sequence_bits, n.datacenter_bits,
+            n.shard_id, n.shard_ids, n.import_shards, n.max_clock_lead, n.max_clock_wait)
+    ON CONFLICT (singleton) DO UPDATE SET
+        epoch_ms = excluded.epoch_ms, time_unit_ms = excluded.time_unit_ms, id_bits = excluded.id_bits,
+        shard_bits = excluded.shard_bits, sequence_bits = excluded.sequence_bits,
+        datacenter_bits = excluded.datacenter_bits, shard_id = excluded.shard_id,
+        shard_ids = excluded.shard_ids, import_shards = excluded.import_shards,
+        max_clock_lead = excluded.max_clock_lead, max_clock_wait = excluded.max_clock_wait;
     FOREACH s IN ARRAY (CASE WHEN n.shard_id IS NULL THEN '{}'::integer[] ELSE ARRAY[n.shard_id] END) || n.shard_ids || n.import_shards LOOP
         PERFORM @extschema@.snowflake__ensure_shard(s);
     END LOOP;

@@ -139,7 +139,16 @@ DECLARE
     waited_ms double precision;   -- NULL until the call first waits
     sleep_ms double precision;
 BEGIN
-    SELECT * INTO cfg FROM @extschema@.snowflake__config;
+    cfg := @extschema@.snowflake__settings();
+    IF shard IS NULL AND cfg.shard_id IS NOT NULL THEN
+        -- a snowflake_nextval() generated before the configuration was
+        -- restored (a pg_tle install after pg_restore: CREATE EXTENSION
+        -- recreates it unconfigured)
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = 'the SQL edition''s generators are older than its configuration',
+            DETAIL = format('The configuration names shard %s, but snowflake_nextval() was generated without a shard, as after a restore of a pg_tle install.', cfg.shard_id),
+            HINT = 'Run SELECT snowflake_configure() as the owner to generate the functions again.';
+    END IF;
     IF shard IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = '55000',
             MESSAGE = 'snowflake.shard_id is not set',
@@ -273,7 +282,7 @@ DECLARE
     cases text := '';
     s integer;
 BEGIN
-    SELECT * INTO cfg FROM @extschema@.snowflake__config;
+    cfg := @extschema@.snowflake__settings();
     IF cfg.shard_id IS NULL THEN
         one := '@extschema@.snowflake__nextval_slow(NULL)';
     ELSE
@@ -399,7 +408,7 @@ DECLARE
     ms double precision := date_part('epoch', created_at) * 1000;
     now_ms double precision := date_part('epoch', clock_timestamp()) * 1000;
 BEGIN
-    SELECT * INTO cfg FROM @extschema@.snowflake__config;
+    cfg := @extschema@.snowflake__settings();
     SELECT * INTO sh FROM @extschema@.snowflake__shard s WHERE s.shard_id = snowflake_nextval_at.shard_id;
     IF NOT FOUND OR NOT (snowflake_nextval_at.shard_id = ANY (cfg.import_shards)) THEN
         RAISE EXCEPTION USING ERRCODE = '55000',

@@ -40,7 +40,7 @@ DECLARE
     last_v bigint;
     unit bigint;
 BEGIN
-    SELECT * INTO cfg FROM @extschema@.snowflake__config;
+    cfg := @extschema@.snowflake__settings();
     q := cfg.sequence_bits;
     FOR sh IN SELECT * FROM @extschema@.snowflake__shard s ORDER BY s.shard_id LOOP
         cap := pg_sequence_last_value(sh.cap);

@@ -24,6 +24,8 @@ my $install_sql =
   -f "$root/managed/install.sql"
   ? slurp_file("$root/managed/install.sql")
   : join('', map { slurp_file($_) } sort glob("$root/managed/src/*.sql"));
+# (the sources' pg_tle-only parts are not in install.sql)
+$install_sql =~ s/^-- \@tle-only-begin\n.*?^-- \@tle-only-end\n//gms;
 
 my $node = node('managed_burst', preload => 0, clock_ms => 0, start => 1);
 $node->safe_psql('postgres', q{
