@@ -191,7 +191,7 @@ SKIP:
 	});
 	($rc, $out, $err) = as('app', q{SET search_path = dep; SELECT snowflake_configure(sequence_bits => 14)});
 	like($err, qr/2BP01.*objects depend on its decoders/s, 'an index over a decoder: layout change refused (2BP01)');
-	is(ok_as('app', 'SELECT sequence_bits FROM dep.snowflake__config'), '12', 'dep: the layout is unchanged');
+	is(ok_as('app', 'SELECT sequence_bits FROM dep.snowflake__settings()'), '12', 'dep: the layout is unchanged');
 }
 
 # snowflake_stats: pg_monitor reads it, others do not.
