@@ -31,8 +31,12 @@
 -- behind: the test compares in floating point, against the clock's
 -- fractional unit).  Tying the lag to the lead keeps the extension's one
 -- bound on decoded times, and keeps the slow path rare: at low rates a
--- shard jumps to the clock once per lead, not once per call.  lastval() is this session's last nextval(): v, without drawing
--- again.  Everything else goes to the slow path.
+-- shard jumps to the clock once per lead, not once per call.  lastval() is
+-- this session's last nextval(): v, without drawing again (nextval cannot
+-- appear twice: a volatile argument used twice stops the inlining, and it
+-- would draw twice).  Everything else goes to the slow path.  Evaluation
+-- order: PostgreSQL's executor evaluates an operator's arguments in order,
+-- and the planner does not reorder them inside a CASE.
 --
 -- The slow path (snowflake__nextval_slow, SECURITY DEFINER: the only code
 -- that calls setval, which no other role may) takes the same test with a
