@@ -18,13 +18,18 @@
 -- OIDs inlined (SQL-standard body: bound by OID at creation, and inlined
 -- into the caller's query, so a call costs its expression only):
 --
---   CASE WHEN pg_sequence_last_value(C) > nextval(S)          -- (1) (2)
---         AND lastval() >= <clock in units - lag - 1> * 2^(shard_bits+sequence_bits)  -- (3)
---        THEN lastval()                                       -- the value of (2)
+--   CASE WHEN pg_sequence_last_value(C)                        -- (1)
+--             > GREATEST(nextval(S),                             -- (2)
+--                        <clock in units - lag - 1> * 2^(shard_bits+sequence_bits))  -- (3)
+--        THEN lastval()                                        -- the value of (2)
 --        ELSE snowflake__nextval_slow(shard) END
 --
--- (1) reads C, then (2) draws v from S: the operands of ">" are evaluated
--- left to right, so C is read before v is drawn.  (3) rejects a v whose
+-- that is: v < C and (3) < C.  (1) reads C, then (2) draws v from S: the
+-- operands of ">" are evaluated left to right, so C is read before v is
+-- drawn.  An accepted v lies in C's unit (v < C, and S is never below the
+-- first value of C's unit once C is set: S is moved first, C after, and
+-- every later jump moves S to at least C), so testing C against the clock
+-- tests v's unit: (3) rejects a v whose
 -- unit lags the clock by more than lag = max_clock_lead (S lags when fewer
 -- IDs are drawn than the clock's units hold, or after idle time), so an
 -- ID's time is within max_clock_lead of the clock either way (plus one unit
@@ -178,7 +183,7 @@ BEGIN
         cap := coalesce(pg_sequence_last_value(sh.cap), 0);
         v := nextval(sh.seq);
         now_units := (date_part('epoch', clock_timestamp()) * 1000 - cfg.epoch_ms) / cfg.time_unit_ms;
-        IF v < cap AND v >= (now_units - lead_units - 1) * w THEN
+        IF v < cap AND least((now_units - lead_units - 1) * w, 9.2e18) < cap THEN
             RETURN v;
         END IF;
         IF now_units < 0 THEN
@@ -259,8 +264,9 @@ BEGIN
     SELECT * INTO STRICT sh FROM @extschema@.snowflake__shard s WHERE s.shard_id = shard;
     -- v >= (now_units - lag - 1) * w, now_units = (seconds * 1000 - epoch_ms) / unit,
     -- lag = the lead in units
-    RETURN format($$CASE WHEN pg_catalog.pg_sequence_last_value(%s::regclass) > pg_catalog.nextval(%s::regclass)
-              AND pg_catalog.lastval() >= pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * %s::double precision - %s::double precision
+    RETURN format($$CASE WHEN pg_catalog.pg_sequence_last_value(%s::regclass) > GREATEST(pg_catalog.nextval(%s::regclass),
+                  LEAST(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * %s::double precision - %s::double precision,
+                        '9.2e18'::double precision)::bigint)
              THEN pg_catalog.lastval()
              ELSE %s.snowflake__nextval_slow(%s) END$$,
         quote_literal(sh.cap::oid::regclass::text), quote_literal(sh.seq::oid::regclass::text),
