@@ -81,6 +81,839 @@ BEGIN
 END
 $raise$;
 
+-- ---- managed/src/10_config.sql ----
+-- ===========================================================================
+-- 10_config.sql: the configuration of the SQL edition (owner: sqled).
+--
+-- The layout (epoch, widths, time unit) and the shards live in one table
+-- owned by the installing role, readable by every role, changed only through
+-- snowflake_configure(), which the owner alone may run (EXECUTE is revoked
+-- from PUBLIC: other roles get 42501).  There is no GUC: a session's
+-- "SET snowflake.shard_id = ..." sets a placeholder nothing reads.
+--
+-- snowflake_configure() then regenerates the functions whose bodies carry
+-- the layout's constants: the generators (20_generate.sql, through
+-- snowflake__define_generators) and the decoders (30_decode.sql, through
+-- snowflake__define_decoders), with CREATE OR REPLACE, so their OIDs and
+-- whatever depends on them stay.
+-- ===========================================================================
+
+-- One row: the layout, this database's shard and its logical shards, the
+-- lead and the wait.  Columns are named after the extension's settings
+-- (snowflake.epoch, snowflake.time_unit, ...), in milliseconds.
+CREATE TABLE snowflake__config (
+    singleton        boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    epoch_ms         bigint  NOT NULL,
+    time_unit_ms     integer NOT NULL,
+    id_bits          integer NOT NULL,
+    shard_bits       integer NOT NULL,
+    sequence_bits    integer NOT NULL,
+    datacenter_bits  integer NOT NULL,
+    shard_id         integer,                          -- NULL: not set
+    shard_ids        integer[] NOT NULL DEFAULT '{}',  -- logical shards
+    import_shards    integer[] NOT NULL DEFAULT '{}',  -- for snowflake_nextval_at
+    max_clock_lead   integer NOT NULL,                 -- ms
+    max_clock_wait   integer NOT NULL                  -- ms
+);
+
+COMMENT ON TABLE snowflake__config IS
+'the SQL edition''s configuration (layout, shard, lead, wait); change it with snowflake_configure()';
+
+-- The table holds no row until the first snowflake_configure(): until then
+-- snowflake__settings() gives the defaults (the extension's).  So a pg_tle
+-- install can register it as a configuration table (pg_dump then writes its
+-- row, and the restore's CREATE EXTENSION, which creates the table empty,
+-- does not collide with it).
+CREATE FUNCTION snowflake__settings()
+RETURNS snowflake__config
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN (SELECT s.c FROM (SELECT c, 0 AS o FROM snowflake__config c
+                         UNION ALL
+                         SELECT ROW(true, 1704067200000, 1, 63, 10, 12, 0, NULL, '{}', '{}', 1000, 5000)::snowflake__config, 1) s
+        ORDER BY s.o LIMIT 1);
+
+COMMENT ON FUNCTION snowflake__settings() IS
+'the SQL edition''s configuration: the row of snowflake__config, or the defaults before the first snowflake_configure()';
+
+-- One row per shard this database has generated for (or is configured to):
+-- the shard's sequence (whose values ARE the IDs), its cap (see
+-- 20_generate.sql) and counters, all sequences so that nothing on the hot
+-- path or in the slow path updates a row.  The row is also the shard's jump
+-- lock (SELECT ... FOR UPDATE needs UPDATE on this table, which no other role
+-- has).  Rows are never deleted: a shard's sequence keeps its position
+-- across reconfigurations, so returning to a shard continues above it.
+CREATE TABLE snowflake__shard (
+    shard_id     integer PRIMARY KEY,
+    seq          regclass NOT NULL,   -- the IDs
+    cap          regclass NOT NULL,   -- the first value not yet usable
+    jumps        regclass NOT NULL,   -- moves of seq to a new unit
+    waits        regclass NOT NULL,   -- calls that waited for the clock
+    refusals     regclass NOT NULL,   -- calls that failed after waiting
+    issued       regclass NOT NULL    -- values drawn in finished units
+);
+
+COMMENT ON TABLE snowflake__shard IS
+'one row per shard: its sequences (the IDs, the cap, counters); the row is the shard''s jump lock';
+
+GRANT SELECT ON snowflake__config TO PUBLIC;
+GRANT SELECT ON snowflake__shard TO PUBLIC;
+
+
+DO $install$
+BEGIN
+EXECUTE pg_catalog.replace($src$
+-- Creates the sequences of a shard (if it has none yet) and returns its row.
+CREATE FUNCTION @extschema@.snowflake__ensure_shard(shard integer)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    kind text;
+    names text[] := '{}';
+BEGIN
+    IF EXISTS (SELECT 1 FROM @extschema@.snowflake__shard s WHERE s.shard_id = shard) THEN
+        RETURN;
+    END IF;
+    FOREACH kind IN ARRAY ARRAY['seq', 'cap', 'jumps', 'waits', 'refusals', 'issued'] LOOP
+        -- CACHE 1 (the default) so every value goes through the shared state;
+        -- NO CYCLE so the sequence never wraps back to its start.
+        EXECUTE format('CREATE SEQUENCE %s.%I AS bigint MINVALUE 0 START 1 NO CYCLE',
+                       '@extschema@', 'snowflake__' || kind || '_' || shard);
+        names := names || format('%s.%I', '@extschema@', 'snowflake__' || kind || '_' || shard);
+    END LOOP;
+    -- Every role that may call snowflake_nextval() draws from the sequence
+    -- (USAGE: nextval, never setval) and reads the cap (SELECT); nobody but
+    -- the owner may setval either.  A role drawing values directly only
+    -- burns them (20_generate.sql says why that never repeats an ID).
+    EXECUTE format('GRANT USAGE ON SEQUENCE %s TO PUBLIC', names[1]);
+    EXECUTE format('GRANT SELECT ON SEQUENCE %s TO PUBLIC', names[2]);
+    INSERT INTO @extschema@.snowflake__shard
+        (shard_id, seq, cap, jumps, waits, refusals, issued)
+    VALUES (shard, names[1]::regclass, names[2]::regclass, names[3]::regclass,
+            names[4]::regclass, names[5]::regclass, names[6]::regclass);
+END
+$fn$;
+
+-- Whether any ID was drawn on this database (any shard's sequence moved).
+CREATE FUNCTION @extschema@.snowflake__any_issued()
+RETURNS boolean
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    RETURN EXISTS (SELECT 1 FROM @extschema@.snowflake__shard s
+                   WHERE pg_sequence_last_value(s.seq) IS NOT NULL);
+END
+$fn$;
+
+-- The objects outside the SQL edition that depend on one of its functions
+-- (an expression index, a constraint, a generated column, a view...), as
+-- text for a message; NULL if none.
+CREATE FUNCTION @extschema@.snowflake__dependents()
+RETURNS text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    ns oid := '@extschema@'::regnamespace;
+    found text;
+BEGIN
+    SELECT string_agg(DISTINCT pg_describe_object(d.classid, d.objid, d.objsubid), ', ')
+      INTO found
+      FROM pg_depend d
+      JOIN pg_proc p ON d.refclassid = 'pg_proc'::regclass AND p.oid = d.refobjid
+     WHERE p.pronamespace = ns
+       AND p.proname LIKE 'snowflake%'
+       AND p.provolatile = 'i'          -- the layout-dependent decoders
+       AND d.deptype = 'n'
+       -- but not the SQL edition's own functions and views
+       AND NOT (d.classid = 'pg_proc'::regclass
+                AND EXISTS (SELECT 1 FROM pg_proc q
+                            WHERE q.oid = d.objid AND q.pronamespace = ns
+                              AND q.proname LIKE 'snowflake%'))
+       AND NOT (d.classid = 'pg_rewrite'::regclass
+                AND EXISTS (SELECT 1 FROM pg_rewrite r JOIN pg_class v ON v.oid = r.ev_class
+                            WHERE r.oid = d.objid AND v.relnamespace = ns
+                              AND v.relname LIKE 'snowflake%'));
+    RETURN found;
+END
+$fn$;
+
+-- Sets the configuration (NULL arguments keep what is set) and regenerates
+-- the functions that carry it.  preset: 'default' or 'javascript' (the
+-- extension's JavaScript layout: 53 bits, 10 ms, 6 shard bits, 8 sequence
+-- bits), applied first, then the explicit widths.
+CREATE FUNCTION @extschema@.snowflake_configure(
+    shard_id integer DEFAULT NULL,
+    shard_ids integer[] DEFAULT NULL,
+    preset text DEFAULT NULL,
+    epoch timestamptz DEFAULT NULL,
+    time_unit text DEFAULT NULL,
+    id_bits integer DEFAULT NULL,
+    shard_bits integer DEFAULT NULL,
+    sequence_bits integer DEFAULT NULL,
+    datacenter_bits integer DEFAULT NULL,
+    max_clock_lead integer DEFAULT NULL,
+    max_clock_wait integer DEFAULT NULL,
+    import_shards integer[] DEFAULT NULL)
+RETURNS SETOF @extschema@.snowflake__config
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    old @extschema@.snowflake__config;
+    n @extschema@.snowflake__config;
+    unit_iv interval;
+    ts_bits integer;
+    deps text;
+    s integer;
+BEGIN
+    -- one configure at a time, and no generation across a layout change
+    SELECT * INTO old FROM @extschema@.snowflake__config FOR UPDATE;
+    IF NOT FOUND THEN
+        old := @extschema@.snowflake__settings();
+    END IF;
+    n := old;
+    IF preset IS NOT NULL THEN
+        CASE lower(preset)
+            WHEN 'default' THEN
+                n.epoch_ms := 1704067200000; n.time_unit_ms := 1; n.id_bits := 63;
+                n.shard_bits := 10; n.sequence_bits := 12; n.datacenter_bits := 0;
+            WHEN 'javascript' THEN
+                n.epoch_ms := 1704067200000; n.time_unit_ms := 10; n.id_bits := 53;
+                n.shard_bits := 6; n.sequence_bits := 8; n.datacenter_bits := 0;
+            ELSE
+                RAISE EXCEPTION USING ERRCODE = '22023',
+                    MESSAGE = format('unknown layout preset "%s"', preset),
+                    HINT = 'The presets are ''default'' and ''javascript''.';
+        END CASE;
+    END IF;
+    IF epoch IS NOT NULL THEN
+        n.epoch_ms := floor(extract(epoch FROM epoch) * 1000)::bigint;
+    END IF;
+    IF time_unit IS NOT NULL THEN
+        BEGIN
+            unit_iv := time_unit::interval;
+        EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR interval_field_overflow THEN
+            unit_iv := NULL;
+        END;
+        IF unit_iv IS NULL OR extract(epoch FROM unit_iv) * 1000 <> floor(extract(epoch FROM unit_iv) * 1000)
+           OR extract(epoch FROM unit_iv) * 1000 NOT BETWEEN 1 AND 1000
+           OR 1000 % (extract(epoch FROM unit_iv) * 1000)::integer <> 0 THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = format('invalid time unit "%s"', time_unit),
+                HINT = 'The time unit is a whole number of milliseconds that divides a second, such as ''1ms'', ''10ms'' or ''1s''.';
+        END IF;
+        n.time_unit_ms := (extract(epoch FROM unit_iv) * 1000)::integer;
+    END IF;
+    n.id_bits := coalesce(id_bits, n.id_bits);
+    n.shard_bits := coalesce(shard_bits, n.shard_bits);
+    n.sequence_bits := coalesce(sequence_bits, n.sequence_bits);
+    n.datacenter_bits := coalesce(datacenter_bits, n.datacenter_bits);
+    n.max_clock_lead := coalesce(max_clock_lead, n.max_clock_lead);
+    n.max_clock_wait := coalesce(max_clock_wait, n.max_clock_wait);
+    n.shard_ids := coalesce(shard_ids, n.shard_ids);
+    n.import_shards := coalesce(import_shards, n.import_shards);
+    IF snowflake_configure.shard_id IS NOT NULL THEN
+        n.shard_id := snowflake_configure.shard_id;
+    END IF;
+
+    -- the layout's rules (the extension's check_layout(); the decoders'
+    -- generator checks them again, with the same messages)
+    IF n.id_bits NOT BETWEEN 40 AND 63 OR n.shard_bits NOT BETWEEN 0 AND 20
+       OR n.sequence_bits NOT BETWEEN 1 AND 24 OR n.datacenter_bits NOT BETWEEN 0 AND n.shard_bits THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'invalid snowflake layout',
+            DETAIL = format('id_bits %s (40 .. 63), shard_bits %s (0 .. 20), sequence_bits %s (1 .. 24), datacenter_bits %s (0 .. shard_bits)',
+                            n.id_bits, n.shard_bits, n.sequence_bits, n.datacenter_bits);
+    END IF;
+    ts_bits := n.id_bits - n.shard_bits - n.sequence_bits;
+    IF ts_bits < 1 OR ts_bits + log(2, n.time_unit_ms::numeric) < 38 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = format('id_bits %s less %s + %s leaves %s timestamp bits of %s ms: the timestamp field must last at least 2^38 ms (8.7 years)',
+                             n.id_bits, n.shard_bits, n.sequence_bits, ts_bits, n.time_unit_ms);
+    END IF;
+    IF n.max_clock_lead NOT BETWEEN 0 AND 3600000 OR n.max_clock_wait NOT BETWEEN 0 AND 3600000 THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'max_clock_lead and max_clock_wait must be between 0 and 3600000 ms';
+    END IF;
+    IF n.import_shards && ((CASE WHEN n.shard_id IS NULL THEN '{}'::integer[] ELSE ARRAY[n.shard_id] END) || n.shard_ids) THEN
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'a shard cannot be both live and reserved for imports',
+            DETAIL = format('shard_id %s, shard_ids {%s}, import_shards {%s}.', coalesce(n.shard_id::text, 'not set'),
+                            array_to_string(n.shard_ids, ','), array_to_string(n.import_shards, ',')),
+            HINT = 'Reserve for imports shards that never generate live IDs.';
+    END IF;
+    FOREACH s IN ARRAY (CASE WHEN n.shard_id IS NULL THEN '{}'::integer[] ELSE ARRAY[n.shard_id] END) || n.shard_ids || n.import_shards LOOP
+        IF s IS NULL OR s < 0 OR s > (1::bigint << n.shard_bits) - 1 THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = format('shard ID %s is out of range', coalesce(s::text, 'NULL')),
+                DETAIL = format('This layout has %s shard bits: shard IDs 0 .. %s.', n.shard_bits, (1::bigint << n.shard_bits) - 1);
+        END IF;
+    END LOOP;
+
+    -- a layout change is refused once an ID was drawn (they would decode
+    -- wrongly and could collide with new ones), and once anything outside
+    -- the SQL edition depends on a layout-dependent function (an expression
+    -- index or generated column over a decoder would silently change)
+    IF (n.epoch_ms, n.time_unit_ms, n.id_bits, n.shard_bits, n.sequence_bits, n.datacenter_bits)
+       IS DISTINCT FROM (old.epoch_ms, old.time_unit_ms, old.id_bits, old.shard_bits, old.sequence_bits, old.datacenter_bits) THEN
+        IF @extschema@.snowflake__any_issued() THEN
+            RAISE EXCEPTION USING ERRCODE = '55000',
+                MESSAGE = 'cannot change the snowflake layout: IDs were already issued with it',
+                DETAIL = 'Existing IDs would decode wrongly, and new IDs could collide with them.',
+                HINT = 'Keep the layout, or install the SQL edition afresh in a new database (or schema) for the new layout.';
+        END IF;
+        deps := @extschema@.snowflake__dependents();
+        IF deps IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = '2BP01',
+                MESSAGE = 'cannot change the snowflake layout: objects depend on its decoders',
+                DETAIL = format('Depending: %s.', deps),
+                HINT = 'Drop those objects, change the layout, then create them again.';
+        END IF;
+    END IF;
+
+    INSERT INTO @extschema@.snowflake__config AS c
+        (singleton, epoch_ms, time_unit_ms, id_bits, shard_bits, sequence_bits, datacenter_bits,
+         shard_id, shard_ids, import_shards, max_clock_lead, max_clock_wait)
+    VALUES (true, n.epoch_ms, n.time_unit_ms, n.id_bits, n.shard_bits, n.sequence_bits, n.datacenter_bits,
+            n.shard_id, n.shard_ids, n.import_shards, n.max_clock_lead, n.max_clock_wait)
+    ON CONFLICT (singleton) DO UPDATE SET
+        epoch_ms = excluded.epoch_ms, time_unit_ms = excluded.time_unit_ms, id_bits = excluded.id_bits,
+        shard_bits = excluded.shard_bits, sequence_bits = excluded.sequence_bits,
+        datacenter_bits = excluded.datacenter_bits, shard_id = excluded.shard_id,
+        shard_ids = excluded.shard_ids, import_shards = excluded.import_shards,
+        max_clock_lead = excluded.max_clock_lead, max_clock_wait = excluded.max_clock_wait;
+    FOREACH s IN ARRAY (CASE WHEN n.shard_id IS NULL THEN '{}'::integer[] ELSE ARRAY[n.shard_id] END) || n.shard_ids || n.import_shards LOOP
+        PERFORM @extschema@.snowflake__ensure_shard(s);
+    END LOOP;
+    -- an import shard's sequence is drawn from by snowflake_nextval_at()
+    -- (owner's rights) only: no role keeps USAGE on it from a live past
+    FOR s IN SELECT x FROM unnest(n.import_shards) x LOOP
+        EXECUTE format('REVOKE ALL ON SEQUENCE %s FROM PUBLIC',
+                       (SELECT sh.seq::oid::regclass::text FROM @extschema@.snowflake__shard sh WHERE sh.shard_id = s));
+    END LOOP;
+    PERFORM @extschema@.snowflake__define_generators();
+    -- the decoders (30_decode.sql), where that part is installed
+    IF to_regprocedure('@extschema@.snowflake__define_decoders(bigint,integer,integer,integer,integer,integer,integer,integer)') IS NOT NULL THEN
+        EXECUTE 'SELECT @extschema@.snowflake__define_decoders($1, $2, $3, $4, $5, $6, $7)'
+          USING n.epoch_ms, n.time_unit_ms, n.id_bits, n.shard_bits, n.sequence_bits,
+                n.datacenter_bits, n.shard_id;
+    END IF;
+    RETURN QUERY SELECT * FROM @extschema@.snowflake__config;
+END
+$fn$;
+$src$, '@extschema@', pg_catalog.quote_ident(pg_catalog.current_schema()));
+END
+$install$;
+
+REVOKE ALL ON FUNCTION snowflake__ensure_shard(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake__any_issued() FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake__dependents() FROM PUBLIC;
+-- the owner alone configures (others: 42501, permission denied)
+REVOKE ALL ON FUNCTION snowflake_configure(integer, integer[], text, timestamptz, text, integer, integer, integer, integer, integer, integer, integer[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowflake_configure(integer, integer[], text, timestamptz, text, integer, integer, integer, integer, integer, integer, integer[]) IS
+'sets the SQL edition''s shard, logical shards, import shards, layout (refused once an ID was issued), lead and wait (ms); NULL keeps a setting';
+
+-- ---- managed/src/20_generate.sql ----
+-- ===========================================================================
+-- 20_generate.sql: generation in the SQL edition (owner: sqled):
+-- snowflake_nextval(), snowflake_nextval(shard_id), the batches, and the
+-- slow path that moves a shard to a new time unit or waits for the clock.
+--
+-- DESIGN
+--
+-- Each shard has two sequences (10_config.sql, snowflake__shard):
+--   S, whose values ARE the IDs: (unit << (shard_bits + sequence_bits)) |
+--      (shard << sequence_bits) | seq.  Within a unit S counts up by one;
+--      moving to another unit is a jump (setval), done by the slow path.
+--   C, the cap: the first value of S that may NOT be issued.  The slow path
+--      sets it to the end of the unit it moved S into, so the fast path
+--      never issues a value past its unit's sequence space (which would be
+--      the next shard's field).
+--
+-- The fast path, generated per shard with the constants and the sequences'
+-- OIDs inlined (SQL-standard body: bound by OID at creation, and inlined
+-- into the caller's query, so a call costs its expression only):
+--
+--   CASE WHEN pg_sequence_last_value(C)                        -- (1)
+--             > GREATEST(nextval(S),                             -- (2)
+--                        <clock in units - lag - 1> * 2^(shard_bits+sequence_bits))  -- (3)
+--        THEN lastval()                                        -- the value of (2)
+--        ELSE snowflake__nextval_slow(shard) END
+--
+-- that is: v < C and (3) < C.  (1) reads C, then (2) draws v from S: the
+-- operands of ">" are evaluated left to right, so C is read before v is
+-- drawn.  An accepted v lies in C's unit (v < C, and S is never below the
+-- first value of C's unit once C is set: S is moved first, C after, and
+-- every later jump moves S to at least C), so testing C against the clock
+-- tests v's unit: (3) rejects a v whose
+-- unit lags the clock by more than lag = max_clock_lead (S lags when fewer
+-- IDs are drawn than the clock's units hold, or after idle time), so an
+-- ID's time is within max_clock_lead of the clock either way (plus one unit
+-- behind: the test compares in floating point, against the clock's
+-- fractional unit).  Tying the lag to the lead keeps the extension's one
+-- bound on decoded times, and keeps the slow path rare: at low rates a
+-- shard jumps to the clock once per lead, not once per call.  lastval() is
+-- this session's last nextval(): v, without drawing again (nextval cannot
+-- appear twice: a volatile argument used twice stops the inlining, and it
+-- would draw twice).  Everything else goes to the slow path.  Evaluation
+-- order: PostgreSQL's executor evaluates an operator's arguments in order,
+-- and the planner does not reorder them inside a CASE.
+--
+-- The slow path (snowflake__nextval_slow, SECURITY DEFINER: the only code
+-- that calls setval, which no other role may) takes the same test with a
+-- fresh v; if it fails, it chooses the unit u to move to: the clock's unit,
+-- or the one after C's unit if that is later (a burst used C's unit up).  If
+-- u is beyond the clock + max_clock_lead it waits (pg_sleep, answering
+-- cancel) up to max_clock_wait in all, then fails with SQLSTATE 58000 as the
+-- extension does.  Else it takes the shard's jump lock (a FOR UPDATE of the
+-- shard's row in snowflake__shard, which only the owner may lock), re-reads
+-- C, and if C is unchanged (else someone jumped: it just retries):
+--     setval(S, T, false)   with T = the first value of unit u (T >= C)
+--     setval(C, T + 2^sequence_bits)
+-- in that order, then leaves the lock at once: the lock is taken inside a
+-- BEGIN ... EXCEPTION block that ends by raising a private SQLSTATE it
+-- catches itself, and the abort of that subtransaction releases the row
+-- lock; setval is not transactional, so S and C stay moved.  A long
+-- transaction that jumped once does not hold the jump lock until it ends.
+--
+-- WHY NO VALUE IS ISSUED TWICE (also in docs/managed.md)
+--
+-- Facts relied on: nextval and setval on one sequence are atomic (each
+-- under the sequence page's buffer lock), nextval never returns the same
+-- value twice unless a setval moved the sequence back in between, and S and
+-- C are moved by setval only in the slow path, under the jump lock.
+--
+-- Invariant J: every setval(S, T) stores T >= every value C ever held
+-- before it.  Proof: C only grows (each jump sets it to T + 2^q > T >= the C
+-- it read under the lock), only jumpers set it, one at a time, and a jumper
+-- computes T from the C it re-read under the lock, which is the largest C so
+-- far; T >= C because u > C's unit (u is at least C's unit + 1, or the
+-- clock's unit when S lags, which is later still) and T is the first value
+-- of unit u.
+--
+-- Claim: no value is issued twice.  A value v is issued only if v < c, c
+-- being the value of C that the same call read BEFORE drawing v (test (1);
+-- the slow path uses the same test).  Suppose v were issued twice: S handed
+-- out v, then a setval(S, T) with T <= v moved S back below v (nothing else
+-- moves S down), then S handed out v again.  The first draw of v came after
+-- its call read c, and before that setval, so c is a value C held before
+-- the setval: by J, T >= c > v, a contradiction.  So no interleaving of
+-- sessions, and nothing done between reading S and moving it (a jumper
+-- reads no S at all: it only relies on C), can issue a value twice.
+--
+-- What a hostile role can do: any role allowed to generate holds USAGE on S
+-- (the inlined fast path runs with the caller's rights), so it may call
+-- nextval(S) directly, as fast as it likes.  That only burns values: a value
+-- drawn outside the test is never issued by us, and the proof above does not
+-- count draws.  Burning past C sends the other sessions to the slow path,
+-- which jumps S to a fresh unit (possibly below the burnt values: they were
+-- never issued, and J still holds).  It cannot setval (no UPDATE), take the
+-- jump lock (no UPDATE on snowflake__shard), or move C (no USAGE on C).
+--
+-- IDs of a shard increase in the order they are drawn: within a unit S
+-- counts up; a jump moves S to T >= C > every value issued before it.
+--
+-- Crashes and standbys: nextval and setval are WAL-logged (nextval ahead by
+-- 32 values, so S restarts above what it handed out), and S, C and their
+-- changes are replayed by crash recovery and by standbys.  A transaction
+-- that stored an ID (it wrote a row, so it has a transaction ID) flushes at
+-- commit all WAL inserted before its commit record: the nextval that drew
+-- the ID and the setvals of C and S that the call had read before.  With
+-- synchronous replication that WAL reached the standby before the commit
+-- returned.  So after a crash (pg_ctl -m immediate) or the promotion of a
+-- synchronous standby, S and C are at least where they were when any
+-- committed ID was drawn, and by the claim above no committed ID is issued
+-- again.  As with native sequences, an ID returned by a transaction that
+-- neither committed nor had its WAL flushed (a bare SELECT
+-- snowflake_nextval() with synchronous_commit = off, or a crash before
+-- the flush) may be issued again after the crash: it was never stored.
+--
+-- The clock: it is only read to choose the unit of a jump and to reject
+-- lagging values; uniqueness never depends on it.  Set back by seconds, S
+-- stays ahead: the current unit's values are still issued (at most
+-- 2^sequence_bits of them), then the next unit is beyond the clock + lead,
+-- so calls wait, then fail with the extension's SQLSTATE (58000).
+-- ===========================================================================
+
+DO $install$
+BEGIN
+EXECUTE pg_catalog.replace($src$
+-- The slow path of every generator: see DESIGN above.  Returns the ID, or
+-- raises the extension's errors: shard not set or not assigned (55000),
+-- clock beyond the lead for longer than max_clock_wait (58000), clock before
+-- the epoch (58000), timestamp field used up (22008).
+CREATE FUNCTION @extschema@.snowflake__nextval_slow(shard integer)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cfg @extschema@.snowflake__config;
+    sh @extschema@.snowflake__shard;
+    q integer;              -- sequence bits
+    w bigint;               -- values per unit in S: 2^(shard_bits + q)
+    lead_units bigint;
+    max_unit bigint;
+    cap bigint;
+    v bigint;
+    now_units double precision;
+    c bigint;
+    u bigint;
+    target bigint;
+    last_v bigint;
+    waited_ms double precision;   -- NULL until the call first waits
+    sleep_ms double precision;
+BEGIN
+    cfg := @extschema@.snowflake__settings();
+    IF shard IS NULL AND cfg.shard_id IS NOT NULL THEN
+        -- a snowflake_nextval() generated before the configuration was
+        -- restored (a pg_tle install after pg_restore: CREATE EXTENSION
+        -- recreates it unconfigured)
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = 'the SQL edition''s generators are older than its configuration',
+            DETAIL = format('The configuration names shard %s, but snowflake_nextval() was generated without a shard, as after a restore of a pg_tle install.', cfg.shard_id),
+            HINT = 'Run SELECT snowflake_configure() as the owner to generate the functions again.';
+    END IF;
+    IF shard IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = 'snowflake.shard_id is not set',
+            DETAIL = 'Every database that generates IDs needs a shard ID of its own; the SQL edition keeps it in its configuration table.',
+            HINT = format('Choose a shard ID between 0 and %s that no other server or database uses, and run SELECT snowflake_configure(shard_id => ...) as the owner.',
+                          (1::bigint << cfg.shard_bits) - 1);
+    END IF;
+    SELECT * INTO sh FROM @extschema@.snowflake__shard s WHERE s.shard_id = shard;
+    IF NOT FOUND OR NOT coalesce(shard = cfg.shard_id OR shard = ANY (cfg.shard_ids), false) THEN
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = format('shard %s is not assigned to this database', shard),
+            DETAIL = format('This database generates for shard_id (%s) and shard_ids (%s).',
+                            coalesce(cfg.shard_id::text, 'not set'), array_to_string(cfg.shard_ids, ', ')),
+            HINT = 'Add the shard with snowflake_configure(shard_ids => ...) as the owner.';
+    END IF;
+    q := cfg.sequence_bits;
+    w := 1::bigint << (cfg.shard_bits + q);
+    lead_units := cfg.max_clock_lead / cfg.time_unit_ms;
+    max_unit := (1::bigint << (cfg.id_bits - cfg.shard_bits - q)) - 1;
+
+    LOOP
+        -- the fast path's test, with a fresh value: C first, then v
+        cap := coalesce(pg_sequence_last_value(sh.cap), 0);
+        v := nextval(sh.seq);
+        now_units := (date_part('epoch', clock_timestamp()) * 1000 - cfg.epoch_ms) / cfg.time_unit_ms;
+        IF v < cap AND least((now_units - lead_units - 1) * w, 9.2e18) < cap THEN
+            RETURN v;
+        END IF;
+        IF now_units < 0 THEN
+            RAISE EXCEPTION USING ERRCODE = '58000',
+                MESSAGE = 'could not generate a snowflake ID: the clock reads earlier than the epoch',
+                DETAIL = format('The epoch is %s and the clock reads %s.',
+                                to_timestamp(cfg.epoch_ms / 1000.0), clock_timestamp()),
+                HINT = 'Check the server''s time synchronisation, or the epoch in snowflake_configure().';
+        END IF;
+        c := floor(now_units)::bigint;
+        -- the unit to move to: the clock's, or the one after C's if later
+        u := CASE WHEN cap = 0 THEN c ELSE greatest(c, ((cap - 1) >> (cfg.shard_bits + q)) + 1) END;
+        IF u > max_unit THEN
+            RAISE EXCEPTION USING ERRCODE = '22008',
+                MESSAGE = 'could not generate a snowflake ID: the timestamp field is used up',
+                DETAIL = format('This layout represents times up to %s.',
+                                to_timestamp((cfg.epoch_ms + max_unit * cfg.time_unit_ms) / 1000.0));
+        END IF;
+        IF u > c + lead_units THEN
+            -- beyond the lead (a burst, or the clock set back): wait
+            -- the time waited is the sum of the sleeps (pg_sleep runs on
+            -- the monotonic clock), so a wall clock that steps again during
+            -- the wait neither stretches nor cuts it
+            IF waited_ms IS NULL THEN
+                waited_ms := 0;
+                PERFORM nextval(sh.waits);
+            END IF;
+            IF waited_ms >= cfg.max_clock_wait THEN
+                PERFORM nextval(sh.refusals);
+                RAISE EXCEPTION USING ERRCODE = '58000',
+                    MESSAGE = format('could not generate a snowflake ID: IDs are %s ms ahead of the clock',
+                                     ((u - now_units) * cfg.time_unit_ms)::bigint),
+                    DETAIL = format('IDs of this shard have reached %s. They may run ahead of the clock by at most max_clock_lead (%s ms), and this call waited max_clock_wait (%s ms) for it to catch up. Either more than %s IDs per millisecond were requested for that long, or the clock was set back.',
+                                    to_timestamp((cfg.epoch_ms + u * cfg.time_unit_ms) / 1000.0),
+                                    cfg.max_clock_lead, cfg.max_clock_wait,
+                                    (1::bigint << q) / cfg.time_unit_ms),
+                    HINT = 'Check the server''s time synchronisation, or raise max_clock_wait or max_clock_lead with snowflake_configure().';
+            END IF;
+            sleep_ms := least(cfg.max_clock_wait - waited_ms,
+                              greatest(1, (u - lead_units - now_units) * cfg.time_unit_ms));
+            PERFORM pg_sleep(sleep_ms / 1000.0);
+            waited_ms := waited_ms + sleep_ms;
+            CONTINUE;
+        END IF;
+        -- jump, under the shard's lock, released right after (see DESIGN)
+        BEGIN
+            PERFORM 1 FROM @extschema@.snowflake__shard s WHERE s.shard_id = shard FOR UPDATE;
+            IF coalesce(pg_sequence_last_value(sh.cap), 0) = cap THEN
+                target := (u * w) | (shard::bigint << q);
+                -- the values drawn in the unit being left, for snowflake_stats
+                last_v := pg_sequence_last_value(sh.seq);
+                IF cap > 0 AND last_v IS NOT NULL AND last_v >= cap - (1::bigint << q) THEN
+                    PERFORM setval(sh.issued, coalesce(pg_sequence_last_value(sh.issued), 0)
+                                              + least(last_v, cap - 1) - (cap - (1::bigint << q)) + 1);
+                END IF;
+                PERFORM setval(sh.seq, target, false);          -- first S ...
+                PERFORM setval(sh.cap, target + (1::bigint << q));  -- ... then C
+                PERFORM nextval(sh.jumps);
+            END IF;
+            RAISE SQLSTATE 'SFJ01';
+        EXCEPTION WHEN SQLSTATE 'SFJ01' THEN
+            NULL;   -- the lock is released; the setvals stay
+        END;
+    END LOOP;
+END
+$fn$;
+
+-- The fast path of one shard, as SQL text (see DESIGN).
+CREATE FUNCTION @extschema@.snowflake__fast_path(cfg @extschema@.snowflake__config, shard integer)
+RETURNS text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    sh @extschema@.snowflake__shard;
+    w double precision := (1::bigint << (cfg.shard_bits + cfg.sequence_bits))::double precision;
+BEGIN
+    SELECT * INTO STRICT sh FROM @extschema@.snowflake__shard s WHERE s.shard_id = shard;
+    -- v >= (now_units - lag - 1) * w, now_units = (seconds * 1000 - epoch_ms) / unit,
+    -- lag = the lead in units
+    RETURN format($$CASE WHEN pg_catalog.pg_sequence_last_value(%s::regclass) > GREATEST(pg_catalog.nextval(%s::regclass),
+                  LEAST(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * %s::double precision - %s::double precision,
+                        '9.2e18'::double precision)::bigint)
+             THEN pg_catalog.lastval()
+             ELSE %s.snowflake__nextval_slow(%s) END$$,
+        quote_literal(sh.cap::oid::regclass::text), quote_literal(sh.seq::oid::regclass::text),
+        -- quoted: a float8 constant in the stored body, not a cast of a
+        -- numeric one (a smaller body inlines faster: planning counts)
+        quote_literal((1000.0 * w / cfg.time_unit_ms)::double precision),
+        quote_literal(((cfg.epoch_ms::double precision / cfg.time_unit_ms + cfg.max_clock_lead / cfg.time_unit_ms + 1) * w)::double precision),
+        '@extschema@', shard);
+END
+$fn$;
+
+-- (Re)creates the generators from the configuration: snowflake_nextval()
+-- for shard_id, snowflake_nextval(shard_id) over shard_id and shard_ids, and
+-- the batches.  CREATE OR REPLACE keeps their OIDs and grants.
+CREATE FUNCTION @extschema@.snowflake__define_generators()
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cfg @extschema@.snowflake__config;
+    one text;
+    cases text := '';
+    s integer;
+BEGIN
+    cfg := @extschema@.snowflake__settings();
+    IF cfg.shard_id IS NULL THEN
+        one := '@extschema@.snowflake__nextval_slow(NULL)';
+    ELSE
+        one := @extschema@.snowflake__fast_path(cfg, cfg.shard_id);
+    END IF;
+    EXECUTE format($$CREATE OR REPLACE FUNCTION %s.snowflake_nextval() RETURNS bigint
+        LANGUAGE sql VOLATILE PARALLEL UNSAFE
+        RETURN %s$$, '@extschema@', one);
+
+    FOR s IN SELECT DISTINCT x FROM unnest(ARRAY[cfg.shard_id] || cfg.shard_ids) x WHERE x IS NOT NULL ORDER BY x LOOP
+        cases := cases || format(' WHEN %s THEN %s', s, @extschema@.snowflake__fast_path(cfg, s));
+    END LOOP;
+    IF cases = '' THEN
+        one := '@extschema@.snowflake__nextval_slow(shard_id)';
+    ELSE
+        one := format('CASE shard_id%s ELSE %s.snowflake__nextval_slow(shard_id) END', cases, '@extschema@');
+    END IF;
+    EXECUTE format($$CREATE OR REPLACE FUNCTION %s.snowflake_nextval(shard_id integer) RETURNS bigint
+        LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+        RETURN %s$$, '@extschema@', one);
+END
+$fn$;
+
+-- The batch size, checked as the extension checks it.
+CREATE FUNCTION @extschema@.snowflake__batch_size(count integer)
+RETURNS integer
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF count < 1 OR count > 10000000 THEN
+        IF count > 10000000 THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = 'batch size must be between 1 and 10000000',
+                DETAIL = format('The requested size was %s.', count),
+                HINT = 'Split larger loads into several batches.';
+        END IF;
+        RAISE EXCEPTION USING ERRCODE = '22023',
+            MESSAGE = 'batch size must be between 1 and 10000000',
+            DETAIL = format('The requested size was %s.', count);
+    END IF;
+    RETURN count;
+END
+$fn$;
+$src$, '@extschema@', pg_catalog.quote_ident(pg_catalog.current_schema()));
+END
+$install$;
+
+REVOKE ALL ON FUNCTION snowflake__fast_path(snowflake__config, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake__define_generators() FROM PUBLIC;
+
+-- the generators of the initial configuration (no shard yet)
+DO $$ BEGIN PERFORM snowflake__define_generators(); END $$;
+
+-- Logical shards: only roles granted EXECUTE, as in the extension.
+REVOKE ALL ON FUNCTION snowflake_nextval(integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowflake_nextval() IS
+'next Snowflake ID of this database''s shard (snowflake_configure(shard_id => ...)): unique, strictly increasing within the shard';
+COMMENT ON FUNCTION snowflake_nextval(integer) IS
+'next Snowflake ID of a logical shard this database generates for (snowflake_configure(shard_ids => ...))';
+
+-- Batches: each ID goes through snowflake_nextval()'s test (inlined), so
+-- every guarantee of single calls holds per ID; the IDs increase, but are
+-- not consecutive when other sessions draw at the same time.
+CREATE FUNCTION snowflake_nextval_batch(count integer)
+RETURNS SETOF bigint
+LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE ROWS 1000
+BEGIN ATOMIC
+    SELECT snowflake_nextval() FROM pg_catalog.generate_series(1, snowflake__batch_size(count));
+END;
+
+CREATE FUNCTION snowflake_nextval_batch(count integer, shard_id integer)
+RETURNS SETOF bigint
+LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE ROWS 1000
+BEGIN ATOMIC
+    SELECT snowflake_nextval(shard_id) FROM pg_catalog.generate_series(1, snowflake__batch_size(count));
+END;
+
+REVOKE ALL ON FUNCTION snowflake_nextval_batch(integer, integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowflake_nextval_batch(integer) IS
+'count (1 .. 10,000,000) distinct, increasing IDs of this database''s shard';
+COMMENT ON FUNCTION snowflake_nextval_batch(integer, integer) IS
+'count (1 .. 10,000,000) distinct, increasing IDs of a logical shard';
+
+-- ===========================================================================
+-- Backfill: snowflake_nextval_at(created_at, shard_id), IDs carrying a past
+-- time on an import shard (snowflake_configure(import_shards => ...)), which
+-- live generation never uses (configure refuses a shard on both sides).
+-- The same two sequences and the same protocol as live generation, with
+-- created_at's unit in place of the clock's: a value is issued only if it is
+-- below the cap read before drawing it and in created_at's unit; a new unit
+-- is entered by a jump under the shard's lock (S first, then C), to a unit
+-- after C's; so the invariant and the claim of DESIGN hold unchanged: no ID
+-- is issued twice, and an import shard's IDs increase.  A time earlier than
+-- the shard's last ID (C's unit) is refused (22023), as is a unit whose
+-- sequence is used up (54000), a time before the epoch or past the layout
+-- (22008), or in the future beyond the clock + max_clock_lead (22008).  An
+-- import shard's sequence is used by this SECURITY DEFINER function only
+-- (configure revokes USAGE), so the protocol's robustness to burns is a
+-- margin here, not a need.  Every call is one PL/pgSQL call, and every new
+-- unit one jump: for bulk history, not for the hot path.
+-- ===========================================================================
+DO $install$
+BEGIN
+EXECUTE pg_catalog.replace($src$
+CREATE FUNCTION @extschema@.snowflake_nextval_at(created_at timestamptz, shard_id integer)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cfg @extschema@.snowflake__config;
+    sh @extschema@.snowflake__shard;
+    q integer;
+    w bigint;
+    u bigint;
+    cap bigint;
+    cap_unit bigint;
+    v bigint;
+    target bigint;
+    ms double precision := date_part('epoch', created_at) * 1000;
+    now_ms double precision := date_part('epoch', clock_timestamp()) * 1000;
+BEGIN
+    cfg := @extschema@.snowflake__settings();
+    SELECT * INTO sh FROM @extschema@.snowflake__shard s WHERE s.shard_id = snowflake_nextval_at.shard_id;
+    IF NOT FOUND OR NOT (snowflake_nextval_at.shard_id = ANY (cfg.import_shards)) THEN
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = format('shard %s is not an import shard', snowflake_nextval_at.shard_id),
+            DETAIL = format('The import shards are {%s}.', array_to_string(cfg.import_shards, ',')),
+            HINT = 'Reserve shards that never generate live IDs with snowflake_configure(import_shards => ...) as the owner.';
+    END IF;
+    q := cfg.sequence_bits;
+    w := 1::bigint << (cfg.shard_bits + q);
+    u := floor((ms - cfg.epoch_ms) / cfg.time_unit_ms)::bigint;
+    IF u < 0 OR u > (1::bigint << (cfg.id_bits - cfg.shard_bits - q)) - 1
+       OR ms > now_ms + cfg.max_clock_lead THEN
+        RAISE EXCEPTION USING ERRCODE = '22008',
+            MESSAGE = format('created_at %s is out of range for snowflake IDs', created_at),
+            DETAIL = 'It must lie between the epoch and the clock + max_clock_lead (live IDs cover the present), within the layout.';
+    END IF;
+    LOOP
+        cap := coalesce(pg_sequence_last_value(sh.cap), 0);
+        v := nextval(sh.seq);
+        IF v < cap AND v >= u * w THEN
+            IF v < (u + 1) * w THEN
+                RETURN v;
+            END IF;
+        END IF;
+        cap_unit := CASE WHEN cap = 0 THEN -1 ELSE (cap - 1) / w END;
+        IF cap_unit > u OR (v < cap AND v >= (u + 1) * w) THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = format('created_at %s is earlier than the last ID of import shard %s', created_at, snowflake_nextval_at.shard_id),
+                DETAIL = 'Times must not decrease per import shard.',
+                HINT = 'Import in order of the time (ORDER BY created_at), one sorted stream per import shard.';
+        END IF;
+        IF cap_unit = u THEN
+            -- v >= cap: the unit's sequence is used up (or was burnt)
+            RAISE EXCEPTION USING ERRCODE = '54000',
+                MESSAGE = format('more than %s IDs in one time unit on import shard %s', 1::bigint << q, snowflake_nextval_at.shard_id),
+                DETAIL = format('created_at %s: its unit holds %s IDs per shard.', created_at, 1::bigint << q),
+                HINT = 'Spread rows of the same time over several import shards.';
+        END IF;
+        -- cap_unit < u: jump to u under the lock (as in the slow path)
+        BEGIN
+            PERFORM 1 FROM @extschema@.snowflake__shard s WHERE s.shard_id = snowflake_nextval_at.shard_id FOR UPDATE;
+            IF coalesce(pg_sequence_last_value(sh.cap), 0) = cap THEN
+                target := (u * w) | (snowflake_nextval_at.shard_id::bigint << q);
+                PERFORM setval(sh.seq, target, false);
+                PERFORM setval(sh.cap, target + (1::bigint << q));
+                PERFORM nextval(sh.jumps);
+            END IF;
+            RAISE SQLSTATE 'SFJ01';
+        EXCEPTION WHEN SQLSTATE 'SFJ01' THEN
+            NULL;
+        END;
+    END LOOP;
+END
+$fn$;
+$src$, '@extschema@', pg_catalog.quote_ident(pg_catalog.current_schema()));
+END
+$install$;
+
+CREATE FUNCTION snowflake_nextval_at_batch(created_at timestamptz[], shard_id integer)
+RETURNS SETOF bigint
+LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE ROWS 1000
+BEGIN ATOMIC
+    SELECT snowflake_nextval_at(t.c, shard_id)
+    FROM unnest(created_at) WITH ORDINALITY AS t(c, i) ORDER BY t.i;
+END;
+
+-- Granted like logical shards: the owner chooses who may import.
+REVOKE ALL ON FUNCTION snowflake_nextval_at(timestamptz, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowflake_nextval_at(timestamptz, integer) IS
+'an ID of an import shard (snowflake_configure(import_shards => ...)) carrying created_at (to the time unit); times must not decrease per shard';
+COMMENT ON FUNCTION snowflake_nextval_at_batch(timestamptz[], integer) IS
+'one ID per element of a sorted array of creation times, in order, on an import shard';
+
 -- ---- managed/src/30_decode.sql ----
 -- ===========================================================================
 -- 30_decode.sql: decoders, time bounds, created_after/before/between, the
@@ -939,5 +1772,295 @@ RETURN snowflake__from_public_id(public_id, '');
 CREATE FUNCTION snowflake_from_public_id(public_id text, tweak text) RETURNS bigint
 LANGUAGE sql STABLE STRICT PARALLEL SAFE
 RETURN snowflake__from_public_id(public_id, tweak);
+
+-- ---- managed/src/40_stats.sql ----
+-- ===========================================================================
+-- 40_stats.sql: snowflake_stats in the SQL edition (owner: sqled).
+--
+-- The extension's view, with what SQL can know, one row per shard: nothing
+-- on the fast path counts (no counter UPDATE per ID); the figures come from
+-- the shard's sequences.  Columns the SQL edition cannot know (the durable
+-- mark, backward steps, wait time, stats reset) are NULL, so a query written
+-- for the extension's view runs here too.  jumps is the SQL edition's own:
+-- how often the slow path moved the shard to a new time unit.
+-- ===========================================================================
+
+DO $install$
+BEGIN
+EXECUTE pg_catalog.replace($src$
+CREATE FUNCTION @extschema@.snowflake__stats(
+    OUT shard_id integer,
+    OUT ids_issued bigint,
+    OUT last_timestamp timestamptz,
+    OUT current_lead_ms bigint,
+    OUT reserved_until timestamptz,
+    OUT sequence_exhausted bigint,
+    OUT clock_steps_back bigint,
+    OUT largest_step_back_ms bigint,
+    OUT waits bigint,
+    OUT wait_time_ms double precision,
+    OUT refusals bigint,
+    OUT mark_writes bigint,
+    OUT inline_mark_writes bigint,
+    OUT stats_reset timestamptz,
+    OUT jumps bigint)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cfg @extschema@.snowflake__config;
+    sh @extschema@.snowflake__shard;
+    q integer;
+    cap bigint;
+    last_v bigint;
+    unit bigint;
+BEGIN
+    cfg := @extschema@.snowflake__settings();
+    q := cfg.sequence_bits;
+    FOR sh IN SELECT * FROM @extschema@.snowflake__shard s ORDER BY s.shard_id LOOP
+        cap := pg_sequence_last_value(sh.cap);
+        last_v := pg_sequence_last_value(sh.seq);
+        shard_id := sh.shard_id;
+        -- values drawn: those of finished units (counted at each jump) and
+        -- of the current one; an upper bound of the IDs issued (values
+        -- drawn but refused by the test, or drawn directly, count too)
+        ids_issued := coalesce(pg_sequence_last_value(sh.issued), 0)
+            + CASE WHEN cap IS NOT NULL AND last_v IS NOT NULL AND last_v >= cap - (1::bigint << q)
+                   THEN least(last_v, cap - 1) - (cap - (1::bigint << q)) + 1 ELSE 0 END;
+        IF last_v IS NOT NULL AND cap IS NOT NULL THEN
+            last_v := least(last_v, cap - 1);
+            unit := last_v >> (cfg.shard_bits + q);
+            last_timestamp := to_timestamp((cfg.epoch_ms + unit * cfg.time_unit_ms) / 1000.0);
+            current_lead_ms := (cfg.epoch_ms + unit * cfg.time_unit_ms)
+                               - floor(date_part('epoch', clock_timestamp()) * 1000)::bigint;
+        ELSE
+            last_timestamp := NULL;
+            current_lead_ms := NULL;
+        END IF;
+        waits := coalesce(pg_sequence_last_value(sh.waits), 0);
+        refusals := coalesce(pg_sequence_last_value(sh.refusals), 0);
+        jumps := coalesce(pg_sequence_last_value(sh.jumps), 0);
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+$src$, '@extschema@', pg_catalog.quote_ident(pg_catalog.current_schema()));
+END
+$install$;
+
+CREATE VIEW snowflake_stats AS SELECT * FROM snowflake__stats();
+
+COMMENT ON VIEW snowflake_stats IS
+'generator statistics of the SQL edition, one row per shard: values drawn, last unit used and its lead over the clock, waits, refusals, jumps';
+
+-- the owner and pg_monitor read it (the function reads the sequences with
+-- the owner's rights; a view's functions run with the caller's EXECUTE)
+REVOKE ALL ON FUNCTION snowflake__stats() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake__stats() TO pg_monitor;
+GRANT SELECT ON snowflake_stats TO pg_monitor;
+
+-- ---- managed/src/50_move.sql ----
+-- ===========================================================================
+-- 50_move.sql: moving a database from the extension to the SQL edition
+-- (owner: moves).  docs/moving.md, "Moving to and from the extension".
+--
+-- snowflake_adopt_database(at_least, allow_future), with the extension's
+-- name, argument names and types: after a database that used the extension (or another SQL
+-- edition) was restored here, every shard of this SQL edition resumes above
+-- the largest ID found, so no ID below one already issued is issued again.
+--
+-- What it reads:
+--   * every bigint column whose DEFAULT calls one of this SQL edition's
+--     generators, found through pg_depend on the generators' OIDs (bound at
+--     install by snowflake__generators(), whose body is parsed at creation:
+--     never by name at run time).  A restored table's "DEFAULT
+--     snowflake_nextval()" resolves to this edition's function because the
+--     edition is installed before the restore.
+--   * only tables (and all their partitions and inheritance children) owned
+--     by this edition's owner: it runs as the owner (SECURITY DEFINER), and
+--     planning "SELECT max(id)" over another role's table would run that
+--     role's index expressions as the owner.  The others are listed in a
+--     NOTICE; give their largest ID's time as at_least => ....
+--   * at_least: a time the user knows IDs were issued up to, e.g. the
+--     extension's high-water mark read on the source just before the dump
+--     (IDs issued but never stored are in no table: docs/moving.md).
+-- Every value read (and at_least) is bounded: more than max_clock_lead +
+-- max_clock_wait ahead of the clock is refused (22023) unless allow_future,
+-- as the extension's adopt does, so one far-future row inserted by anyone
+-- cannot stop generation.
+--
+-- How it moves a shard: under the shard's jump lock (the FOR UPDATE of its
+-- row in snowflake__shard, 20_generate.sql), it re-reads the cap C; if C's
+-- unit is not above the top unit F, it sets S to T = the first value of
+-- unit F + 1 of that shard (setval(S, T, false)), then C to T + 2^q: the
+-- slow path's jump, in the same order.  Invariant J (20_generate.sql) holds:
+-- C only grew before, C's last unit is <= F < F + 1, so T >= every value C
+-- ever held; C only grows (T + 2^q > C).  A shard already above F is left
+-- alone: only ever up.  The lock is released right after each move, as the
+-- slow path releases it.
+-- ===========================================================================
+
+DO $install$
+BEGIN
+EXECUTE pg_catalog.replace($src$
+-- The OIDs of this edition's generators: the functions whose calls in a
+-- column DEFAULT make the column hold its IDs.  The regprocedure constants
+-- are bound at creation (and by name again by a dump's restore, which
+-- recreates them with the functions of the restored schema).
+CREATE FUNCTION @extschema@.snowflake__generators()
+RETURNS oid[]
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN ARRAY['@extschema@.snowflake_nextval()'::pg_catalog.regprocedure::pg_catalog.oid,
+             '@extschema@.snowflake_nextval(integer)'::pg_catalog.regprocedure::pg_catalog.oid];
+
+CREATE FUNCTION @extschema@.snowflake_adopt_database(
+    at_least timestamptz DEFAULT NULL,
+    allow_future boolean DEFAULT false)
+RETURNS timestamptz
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+AS $fn$
+DECLARE
+    cfg @extschema@.snowflake__config;
+    me oid := (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user);  -- the owner (SECURITY DEFINER)
+    bits integer;
+    limit_ms double precision;              -- Unix ms: clock + lead + wait
+    col record;
+    sh record;
+    m bigint;
+    m_ms double precision;
+    top_unit bigint;                        -- NULL: nothing found
+    u bigint;
+    c bigint;
+    target bigint;
+    checked integer := 0;
+    skipped text[] := '{}';
+    max_unit bigint;
+BEGIN
+    IF allow_future IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = '22004',
+            MESSAGE = 'snowflake_adopt_database: allow_future must not be NULL';
+    END IF;
+    -- no configure while adopting (configure locks this row too)
+    SELECT * INTO cfg FROM @extschema@.snowflake__config FOR UPDATE;
+    bits := cfg.shard_bits + cfg.sequence_bits;
+    max_unit := (1::bigint << (cfg.id_bits - bits)) - 1;
+    limit_ms := date_part('epoch', clock_timestamp()) * 1000
+                + cfg.max_clock_lead + cfg.max_clock_wait;
+
+    FOR col IN
+        SELECT DISTINCT c.oid AS relid, a.attname
+          FROM pg_depend d
+          JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
+          JOIN pg_class c ON c.oid = ad.adrelid
+          JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+         WHERE d.refclassid = 'pg_proc'::regclass
+           AND d.refobjid = ANY (@extschema@.snowflake__generators())
+           AND a.atttypid = 'bigint'::regtype AND NOT a.attisdropped
+           AND c.relkind IN ('r', 'p')
+           AND c.relpersistence <> 't'
+         ORDER BY c.oid, a.attname
+    LOOP
+        -- the rows "SELECT max(...) FROM t" reads: t and its descendants;
+        -- each must be the owner's, else planning would run another role's
+        -- index expressions and predicates as the owner
+        IF EXISTS (WITH RECURSIVE tree(oid) AS (
+                       SELECT col.relid
+                       UNION
+                       SELECT i.inhrelid FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid)
+                   SELECT 1 FROM tree JOIN pg_class k ON k.oid = tree.oid
+                    WHERE k.relowner <> me) THEN
+            skipped := skipped || format('%s.%I', col.relid::regclass, col.attname);
+            CONTINUE;
+        END IF;
+        EXECUTE format('SELECT max(%I) FROM %s', col.attname, col.relid::regclass) INTO m;
+        checked := checked + 1;
+        IF m IS NULL OR m < 0 THEN
+            CONTINUE;
+        END IF;
+        u := m >> bits;
+        m_ms := cfg.epoch_ms + u::double precision * cfg.time_unit_ms;
+        IF m_ms > limit_ms AND NOT allow_future THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = format('the largest snowflake ID in column "%s" of %s is too far ahead of the clock',
+                                 col.attname, col.relid::regclass),
+                DETAIL = format('Its value %s carries %s, %s ahead of the clock; a floor more than max_clock_lead + max_clock_wait (%s ms) ahead would make every generating call fail until the clock reaches it. Nothing was changed.',
+                                m, to_timestamp(m_ms / 1000.0),
+                                date_trunc('second', to_timestamp(m_ms / 1000.0) - clock_timestamp()),
+                                cfg.max_clock_lead + cfg.max_clock_wait),
+                HINT = 'If that row does not hold a real snowflake ID, fix or delete it and run snowflake_adopt_database() again; if IDs really were issued that far ahead, run snowflake_adopt_database(allow_future => true).';
+        END IF;
+        top_unit := greatest(top_unit, u);
+    END LOOP;
+
+    IF at_least IS NOT NULL THEN
+        IF NOT isfinite(at_least)
+           OR (date_part('epoch', at_least) * 1000 > limit_ms AND NOT allow_future) THEN
+            RAISE EXCEPTION USING ERRCODE = '22023',
+                MESSAGE = format('snowflake floor %s is too far ahead of the clock', at_least),
+                DETAIL = format('A floor more than max_clock_lead + max_clock_wait (%s ms) ahead would make every generating call fail until the clock reaches it. Nothing was changed.',
+                                cfg.max_clock_lead + cfg.max_clock_wait),
+                HINT = 'Check the value; if IDs really were issued that far ahead, pass allow_future => true.';
+        END IF;
+        -- the unit holding at_least's millisecond (earlier than the epoch: none)
+        u := pg_catalog.floor((date_part('epoch', at_least) * 1000 - cfg.epoch_ms) / cfg.time_unit_ms)::bigint;
+        IF u >= 0 THEN
+            top_unit := greatest(top_unit, u);
+        END IF;
+    END IF;
+
+    IF skipped <> '{}' THEN
+        RAISE NOTICE USING
+            MESSAGE = format('snowflake: skipped %s column(s) of tables not owned by %s: %s',
+                             cardinality(skipped), current_user, array_to_string(skipped, ', ')),
+            HINT = 'Reading them as the owner would run their owners'' index expressions. Find their largest ID''s time yourself and pass it as snowflake_adopt_database(at_least => ...).';
+    END IF;
+
+    IF top_unit IS NOT NULL THEN
+        IF top_unit >= max_unit THEN
+            RAISE EXCEPTION USING ERRCODE = '22008',
+                MESSAGE = 'cannot adopt: the largest ID found is in the last unit of the timestamp field',
+                DETAIL = format('This layout represents times up to %s.',
+                                to_timestamp((cfg.epoch_ms + max_unit * cfg.time_unit_ms) / 1000.0));
+        END IF;
+        FOR sh IN SELECT s.shard_id, s.seq, s.cap FROM @extschema@.snowflake__shard s ORDER BY s.shard_id LOOP
+            -- the slow path's jump, under the same lock, released at once
+            BEGIN
+                PERFORM 1 FROM @extschema@.snowflake__shard s WHERE s.shard_id = sh.shard_id FOR UPDATE;
+                c := coalesce(pg_sequence_last_value(sh.cap), 0);
+                IF c = 0 OR ((c - 1) >> bits) <= top_unit THEN
+                    target := ((top_unit + 1) << bits) | (sh.shard_id::bigint << cfg.sequence_bits);
+                    PERFORM setval(sh.seq, target, false);                          -- first S ...
+                    PERFORM setval(sh.cap, target + (1::bigint << cfg.sequence_bits)); -- ... then C
+                END IF;
+                RAISE SQLSTATE 'SFJ01';
+            EXCEPTION WHEN SQLSTATE 'SFJ01' THEN
+                NULL;   -- the lock is released; the setvals stay
+            END;
+        END LOOP;
+    END IF;
+
+    RAISE NOTICE '%', format('snowflake: checked %s column(s); this database now generates above %s',
+                             checked,
+                             CASE WHEN top_unit IS NULL THEN 'the clock (no IDs found)'
+                                  ELSE to_timestamp((cfg.epoch_ms + top_unit * cfg.time_unit_ms) / 1000.0)::text END);
+    IF top_unit IS NULL THEN
+        RETURN NULL;
+    END IF;
+    RETURN to_timestamp((cfg.epoch_ms + top_unit * cfg.time_unit_ms) / 1000.0);
+END
+$fn$;
+$src$, '@extschema@', pg_catalog.quote_ident(pg_catalog.current_schema()));
+END
+$install$;
+
+REVOKE ALL ON FUNCTION snowflake__generators() FROM PUBLIC;
+-- the owner alone adopts (others: 42501), as the extension's is revoked
+REVOKE ALL ON FUNCTION snowflake_adopt_database(timestamptz, boolean) FROM PUBLIC;
+
+COMMENT ON FUNCTION snowflake_adopt_database(timestamptz, boolean) IS
+'after a restore: resumes every shard above the largest ID in bigint columns defaulting to this edition''s generators (tables of the owner; others listed) and above at_least; refuses a floor more than max_clock_lead + max_clock_wait ahead unless allow_future';
 
 COMMIT;
