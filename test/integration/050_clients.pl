@@ -24,6 +24,11 @@
 #   and binds it with setLong(); SQLAlchemy reads it as int through a
 #   UserDefinedType.
 #
+# - the JavaScript ORMs (npm): Prisma 7, drizzle-orm, Kysely, Knex, each with
+#   a bigint and a snowflake key: the schema, insert/find/batch, 1,000 keys
+#   through JSON and back, what rounds or throws without the fix, and the
+#   plan of the time-range query (auto_explain): an index condition.
+#
 # Every ID a client got back is checked: positive, distinct, increasing in
 # the order received, decoding to the server's shard and to a time near now,
 # and present in the table.
@@ -543,6 +548,103 @@ SKIP:
 }
 is($node->safe_psql('app', q{SELECT count(*) - count(DISTINCT id) FROM posts}), '0',
 	'the snowflake type: no ID twice in posts');
+
+# ---- the JavaScript ORMs (npm packages installed by scripts/install-deps.sh)
+my @orms = (
+	[ prisma  => qw(prisma-schema prisma-migration prisma-config prisma-app) ],
+	[ drizzle => qw(drizzle-schema drizzle-app) ],
+	[ kysely  => qw(kysely-migration kysely-app) ],
+	[ knex    => qw(knex-migration knex-app) ]);
+my $npm = $ENV{SNOWFLAKE_NPM_DIR} // '/var/cache/snowflake/npm/clients';
+SKIP:
+{
+	unless (-x "$npm/node_modules/.bin/tsx" && have('node', '--version'))
+	{
+		$docs->skip_examples(map { @$_[ 1 .. $#$_ ] } @orms);
+		skip "the npm packages of test/integration/clients-npm are not in $npm (scripts/install-deps.sh)", 1;
+	}
+	# a database of their own, where every plan is logged (auto_explain) and
+	# sequential scans are off: the question is whether the index serves the
+	# time range, not whether the table is big enough for it to pay
+	$node->safe_psql('postgres', q{
+CREATE DATABASE orm OWNER app;
+ALTER DATABASE orm SET session_preload_libraries = 'auto_explain';
+ALTER DATABASE orm SET auto_explain.log_min_duration = 0;
+ALTER DATABASE orm SET enable_seqscan = off;
+});
+	my $log_start = -s $node->logfile;
+	for my $orm (@orms)
+	{
+		my ($name, @examples) = @$orm;
+		my $dir = "$tmp/$name";
+		make_path($dir);
+		symlink("$npm/node_modules", "$dir/node_modules") or die "symlink: $!";
+		write_file("$dir/package.json", qq{{"type": "module"}\n});
+		for my $ex (@examples)
+		{
+			my $code = $docs->example($ex);
+			my ($file) = $code =~ m{\A(?://|--) (\S+)\n}
+			  or die "example $ex does not start with the file it belongs in";
+			$file =~ s{.*/}{};
+			write_file("$dir/$file", $code);
+		}
+		if ($name eq 'prisma')
+		{
+			my $res = $node->psql('orm', slurp_file("$dir/migration.sql"),
+				extra_params => [ '-U', 'app', '-v', 'ON_ERROR_STOP=1' ]);
+			is($res, 0, 'prisma: the migration runs as the application role');
+			my ($ok, $out, $err) = run_client([ "$dir/node_modules/.bin/prisma", 'generate' ],
+				dir => $dir, env => { PRISMA_SCHEMA_ENGINE_BINARY => '/bin/true',
+					PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING => 1, PRISMA_HIDE_UPDATE_MESSAGE => 1,
+					CHECKPOINT_DISABLE => 1 });
+			ok($ok, 'prisma: prisma generate writes the client without the schema engine')
+			  or diag("$out\n$err");
+		}
+		my ($ok, $out, $err) = run_client([ "$dir/node_modules/.bin/tsx", 'app.ts' ],
+			db => 'orm', dir => $dir);
+		ok($ok, "$name: the example runs") or diag("$out\n$err");
+		my ($bigint)    = $out =~ /^bigint: ([0-9 ]+)$/m;
+		my ($snowflake) = $out =~ /^snowflake: ([0-9 ]+)$/m;
+		check_ids($node, 'orm', "$name bigint key", [ split ' ', $bigint // '' ],
+			table => "${name}_orders", shard => $shard, count => 1001);
+		check_ids($node, 'orm', "$name snowflake key", [ split ' ', $snowflake // '' ],
+			table => "${name}_posts", shard => $shard, count => 1001);
+		like($out, qr/^key: (string|bigint) found: cup$/m, "$name: the row is found by its key");
+		like($out, qr/^json: 1000 of 1000 exact, 1000 rows found$/m,
+			"$name: 1,000 bigint keys through JSON and back, exact, each finding its row");
+		like($out, qr/^snowflake json: 1000 of 1000 exact, 1000 rows found$/m,
+			"$name: 1,000 snowflake keys through JSON and back, exact, each finding its row");
+		like($out, qr/^last hour: 100[0-9] orders, 100[0-9] posts$/m,
+			"$name: the time range finds the rows of the last hour");
+		if ($name eq 'prisma')
+		{
+			like($out, qr/^without: bigint, TypeError: Do not know how to serialize a BigInt$/m,
+				'prisma: without the extension the key is a BigInt and JSON.stringify throws');
+		}
+		else
+		{
+			my ($rounded, $all) = $out =~ /^without: ([0-9]+) of ([0-9]+) rounded$/m;
+			ok(($rounded // 0) > ($all // 0) / 2,
+				"$name: without it, most keys are rounded (" . ($rounded // '?') . ' of ' . ($all // '?') . ')');
+		}
+	}
+	# the plans auto_explain logged: the time range of each stack, on each key
+	# type, is an index condition on the key
+	my $log = substr(slurp_file($node->logfile), $log_start);
+	my @plans = map { s/\n\d{4}-\d\d-\d\d .*//sr } split /LOG:  duration: [0-9.]+ ms  plan:\n/, $log;
+	shift @plans;    # what the log held before the first plan
+	for my $name (map { $_->[0] } @orms)
+	{
+		for my $table ("${name}_orders", "${name}_posts")
+		{
+			my @range = grep { /\b$table\b/ && /snowflake_created_between|::timestamptz/ } @plans;
+			ok(@range && !grep({ !/Index Cond: \(\(id >= .*\) AND \(id < /s || /Seq Scan/ } @range),
+				"$name: the time range on $table is an index condition on the key ("
+				  . scalar(@range) . ' plan(s))')
+			  or diag(@range ? $range[0] : 'no plan logged');
+		}
+	}
+}
 
 $docs->done_examples;
 $node->stop;
