@@ -77,8 +77,10 @@ sub run_client
 		%{ $o{env} // {} });
 	my ($out, $err) = ('', '');
 	my $ok = eval {
-		IPC::Run::run($cmd, '<', \'', '>', \$out, '2>', \$err,
-			IPC::Run::timeout(300), init => sub { chdir($o{dir} // $tmp) or die $!; });
+		# init right after the command: bookworm's IPC::Run
+		# refuses it anywhere else ("No command before 'init'")
+		IPC::Run::run($cmd, init => sub { chdir($o{dir} // $tmp) or die $!; },
+			'<', \'', '>', \$out, '2>', \$err, IPC::Run::timeout(300));
 	};
 	$err .= $@ if $@;
 	return ($ok ? 1 : 0, $out, $err);
