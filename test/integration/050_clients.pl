@@ -24,7 +24,8 @@
 #   and binds it with setLong(); SQLAlchemy reads it as int through a
 #   UserDefinedType.
 #
-# - the JavaScript ORMs (npm): Prisma 7, drizzle-orm, Kysely, Knex, each with
+# - the JavaScript ORMs (npm): Prisma 7, drizzle-orm, Kysely, Knex, TypeORM,
+#   Sequelize, MikroORM, each with
 #   a bigint and a snowflake key: the schema, insert/find/batch, 1,000 keys
 #   through JSON and back, what rounds or throws without the fix, and the
 #   plan of the time-range query (auto_explain): an index condition.
@@ -556,7 +557,10 @@ my @orms = (
 	[ prisma  => qw(prisma-schema prisma-migration prisma-config prisma-app) ],
 	[ drizzle => qw(drizzle-schema drizzle-app) ],
 	[ kysely  => qw(kysely-migration kysely-app) ],
-	[ knex    => qw(knex-migration knex-app) ]);
+	[ knex    => qw(knex-migration knex-app) ],
+	[ typeorm   => qw(typeorm-migration typeorm-entities typeorm-app) ],
+	[ sequelize => qw(sequelize-migration sequelize-models sequelize-app) ],
+	[ mikroorm  => qw(mikroorm-entities mikroorm-app) ]);
 my $npm = $ENV{SNOWFLAKE_NPM_DIR} // '/var/cache/snowflake/npm/clients';
 SKIP:
 {
@@ -623,12 +627,25 @@ ALTER DATABASE orm SET enable_seqscan = off;
 			like($out, qr/^without: bigint, TypeError: Do not know how to serialize a BigInt$/m,
 				'prisma: without the extension the key is a BigInt and JSON.stringify throws');
 		}
+		elsif ($name eq 'typeorm' || $name eq 'mikroorm')
+		{
+			# rounded keys: rows whose keys round alike become one entity
+			my ($entities, $rows) = $out =~ /^without: ([0-9]+) entities for ([0-9]+) rows, [0-9]+ of them/m;
+			ok(defined $entities && $entities < $rows / 2,
+				"$name: with keys as numbers, $rows rows come back as " . ($entities // '?') . ' entities');
+		}
 		else
 		{
 			my ($rounded, $all) = $out =~ /^without: ([0-9]+) of ([0-9]+) rounded$/m;
 			ok(($rounded // 0) > ($all // 0) / 2,
 				"$name: without it, most keys are rounded (" . ($rounded // '?') . ' of ' . ($all // '?') . ')');
 		}
+		like($out, qr/^type snowflake: DataTypeNotSupportedError: Data type "snowflake" in "Refused\.id" is not supported by "postgres" database\.$/m,
+			'typeorm: an entity column of type snowflake is refused')
+		  if $name eq 'typeorm';
+		like($out, qr/^default mode: bigint, JSON \{"id":"[0-9]+"\}$/m,
+			"mikroorm: BigIntType's default mode gives a BigInt, which the entity writes as a string")
+		  if $name eq 'mikroorm';
 	}
 	# the plans auto_explain logged: the time range of each stack, on each key
 	# type, is an index condition on the key
@@ -639,7 +656,7 @@ ALTER DATABASE orm SET enable_seqscan = off;
 	{
 		for my $table ("${name}_orders", "${name}_posts")
 		{
-			my @range = grep { /\b$table\b/ && /snowflake_created_between|::timestamptz/ } @plans;
+			my @range = grep { /\b$table\b/ && /snowflake_created_between|::timestamptz|\bas timestamptz/i } @plans;
 			ok(@range && !grep({ !/Index Cond: \(\(id >= .*\) AND \(id < /s || /Seq Scan/ } @range),
 				"$name: the time range on $table is an index condition on the key ("
 				  . scalar(@range) . ' plan(s))')
