@@ -37,6 +37,8 @@ if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
     nodejs node-pg
     # npm, for the JavaScript ORMs of the same test (installed below)
     npm
+    # Go with pgx v4, built in GOPATH mode from these (nothing fetched)
+    golang-go golang-github-jackc-pgx-v4-dev
     libpostgresql-jdbc-java default-jdk-headless
     # the metrics exporter and the alert rules (test/integration/060_metrics.pl,
     # docs/monitoring.md): postgres_exporter scraped, promtool test rules
@@ -69,9 +71,18 @@ install_npm_packages() {
   rm -rf "$dir.partial"
   mkdir -p "$dir.partial"
   cp "$(dirname "$lock")/package.json" "$lock" "$dir.partial/"
-  (cd "$dir.partial" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error) </dev/null
+  # in a chroot, the host's certificate authorities (scripts/chroot.sh)
+  (cd "$dir.partial" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error \
+    ${SNOWFLAKE_NPM_CAFILE:+--cafile "$SNOWFLAKE_NPM_CAFILE"}) </dev/null
   rm -rf "$dir"
   mv "$dir.partial" "$dir"
+}
+
+# Go's build cache for the client test, kept across runs (the test, run as
+# postgres, falls back to its own tmp when this is missing)
+make_build_caches() {
+  [ "$(id -u)" -eq 0 ] || return 0
+  install -d -m 1777 /var/cache/snowflake/go-build
 }
 
 missing=()
@@ -80,6 +91,7 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   [ "$v" = "$PG_INTEGRATION_VERSION" ] && install_npm_packages
+  [ "$v" = "$PG_INTEGRATION_VERSION" ] && make_build_caches
   exit 0
 fi
 
@@ -123,4 +135,5 @@ if [ ${#experimental[@]} -gt 0 ]; then
   apt-get install -y -qq -o Dpkg::Options::=--force-confdef "${experimental[@]}" </dev/null
 fi
 [ "$v" = "$PG_INTEGRATION_VERSION" ] && install_npm_packages
+[ "$v" = "$PG_INTEGRATION_VERSION" ] && make_build_caches
 exit 0

@@ -562,6 +562,19 @@ my @orms = (
 	[ sequelize => qw(sequelize-migration sequelize-models sequelize-app) ],
 	[ mikroorm  => qw(mikroorm-entities mikroorm-app) ]);
 my $npm = $ENV{SNOWFLAKE_NPM_DIR} // '/var/cache/snowflake/npm/clients';
+# the ORMs and the other stacks below get a database of their own, where
+# every plan is logged (auto_explain) and sequential scans are off: the
+# question is whether the index serves the time range, not whether the table
+# is big enough for it to pay
+$node->safe_psql('postgres', q{
+CREATE DATABASE orm OWNER app;
+ALTER DATABASE orm SET session_preload_libraries = 'auto_explain';
+ALTER DATABASE orm SET auto_explain.log_min_duration = 0;
+ALTER DATABASE orm SET enable_seqscan = off;
+});
+my $log_start = -s $node->logfile;
+# the stacks that ran, whose time-range plans are checked at the end
+my @ran;
 SKIP:
 {
 	unless (-x "$npm/node_modules/.bin/tsx" && have('node', '--version'))
@@ -569,19 +582,10 @@ SKIP:
 		$docs->skip_examples(map { @$_[ 1 .. $#$_ ] } @orms);
 		skip "the npm packages of test/integration/clients-npm are not in $npm (scripts/install-deps.sh)", 1;
 	}
-	# a database of their own, where every plan is logged (auto_explain) and
-	# sequential scans are off: the question is whether the index serves the
-	# time range, not whether the table is big enough for it to pay
-	$node->safe_psql('postgres', q{
-CREATE DATABASE orm OWNER app;
-ALTER DATABASE orm SET session_preload_libraries = 'auto_explain';
-ALTER DATABASE orm SET auto_explain.log_min_duration = 0;
-ALTER DATABASE orm SET enable_seqscan = off;
-});
-	my $log_start = -s $node->logfile;
 	for my $orm (@orms)
 	{
 		my ($name, @examples) = @$orm;
+		push @ran, $name;
 		my $dir = "$tmp/$name";
 		make_path($dir);
 		symlink("$npm/node_modules", "$dir/node_modules") or die "symlink: $!";
@@ -647,21 +651,74 @@ ALTER DATABASE orm SET enable_seqscan = off;
 			"mikroorm: BigIntType's default mode gives a BigInt, which the entity writes as a string")
 		  if $name eq 'mikroorm';
 	}
-	# the plans auto_explain logged: the time range of each stack, on each key
-	# type, is an index condition on the key
-	my $log = substr(slurp_file($node->logfile), $log_start);
-	my @plans = map { s/\n\d{4}-\d\d-\d\d .*//sr } split /LOG:  duration: [0-9.]+ ms  plan:\n/, $log;
-	shift @plans;    # what the log held before the first plan
-	for my $name (map { $_->[0] } @orms)
+}
+
+
+# ---- Go: pgx v4 and database/sql (Debian's golang-github-jackc-pgx-v4-dev)
+SKIP:
+{
+	my $gocode = '/usr/share/gocode';
+	unless (-d "$gocode/src/github.com/jackc/pgx/v4" && have('go', 'version') && have('node', '--version'))
 	{
-		for my $table ("${name}_orders", "${name}_posts")
-		{
-			my @range = grep { /\b$table\b/ && /snowflake_created_between|::timestamptz|\bas timestamptz/i } @plans;
-			ok(@range && !grep({ !/Index Cond: \(\(id >= .*\) AND \(id < /s || /Seq Scan/ } @range),
-				"$name: the time range on $table is an index condition on the key ("
-				  . scalar(@range) . ' plan(s))')
-			  or diag(@range ? $range[0] : 'no plan logged');
-		}
+		$docs->skip_examples(qw(go-migration go-app go-client));
+		skip 'golang-go, golang-github-jackc-pgx-v4-dev or nodejs is not installed', 1;
+	}
+	push @ran, 'go';
+	my $dir = "$tmp/gopath/src/app";
+	make_path($dir);
+	$res = $node->psql('orm', $docs->example('go-migration'),
+		extra_params => [ '-U', 'app', '-v', 'ON_ERROR_STOP=1' ]);
+	is($res, 0, 'go: the migration runs as the application role');
+	write_file("$dir/main.go", $docs->example('go-app'));
+	write_file("$dir/client.js", $docs->example('go-client'));
+	# GOPATH mode: the packages Debian installed, nothing fetched; the build
+	# cache where the machine keeps it (install-deps.sh), else in the test's tmp
+	my $cache = -w '/var/cache/snowflake/go-build' ? '/var/cache/snowflake/go-build' : "$tmp/go-build";
+	my ($ok, $out, $err) = run_client([ 'go', 'build', '-o', 'app', '.' ], dir => $dir,
+		env => { GO111MODULE => 'off', GOPATH => "$gocode:$tmp/gopath", GOCACHE => $cache,
+			GOFLAGS => '', GOTOOLCHAIN => 'local' });
+	ok($ok, 'go: the example builds with Debian\'s pgx, nothing fetched') or diag("$out\n$err");
+	($ok, $out, $err) = run_client([ "$dir/app" ], db => 'orm', dir => $dir);
+	ok($ok, 'go: the example runs') or diag("$out\n$err");
+	like($out, qr/^unregistered: can't scan into dest\[0\]: unknown oid [0-9]+ cannot be scanned into \*int64$/m,
+		'go: pgx cannot scan an unregistered snowflake into an int64');
+	my ($bigint)    = $out =~ /^bigint: ([0-9 ]+)$/m;
+	my ($snowflake) = $out =~ /^snowflake: ([0-9 ]+)$/m;
+	check_ids($node, 'orm', 'go bigint key', [ split ' ', $bigint // '' ],
+		table => 'go_orders', shard => $shard, count => 1001);
+	check_ids($node, 'orm', 'go snowflake key (pgx, then database/sql)', [ split ' ', $snowflake // '' ],
+		table => 'go_posts', shard => $shard, count => 1002);
+	like($out, qr/^found: cup\nfound post: hello\ndatabase\/sql found: sql$/m,
+		'go: pgx and database/sql find the rows by their keys');
+	like($out, qr/^last hour: 100[0-9] orders, 100[0-9] posts$/m, 'go: the time range finds the rows of the last hour');
+	my ($cok, $cout, $cerr) = run_client([ 'node', 'client.js' ], dir => $dir);
+	ok($cok, 'go-client: the JavaScript client runs') or diag("$cout\n$cerr");
+	like($cout, qr/^orders\.json: string, 1000 of 1000 exact$/m,
+		'go: with json:",string" all 1,000 keys reach JavaScript exact');
+	my ($plain_exact) = $cout =~ /^orders-plain\.json: number, ([0-9]+) of 1000 exact$/m;
+	ok(defined $plain_exact && $plain_exact < 500,
+		'go: without it, JavaScript rounds most keys (' . ($plain_exact // '?') . ' of 1000 exact)');
+	($ok, $out, $err) = run_client([ "$dir/app", 'back' ], db => 'orm', dir => $dir);
+	my ($same, $other) = $out =~ /^back: ([0-9]+) of 1000 find their row; without the tag ([0-9]+) of 1000 find another row$/m;
+	ok($ok && ($same // 0) == 1000, 'go: the 1,000 keys sent back as strings find their rows')
+	  or diag("$out\n$err");
+	ok(($other // 0) > 0, 'go: sent back as rounded numbers, ' . ($other // '?') . ' of 1,000 find another row');
+}
+
+# the plans auto_explain logged: the time range of each stack, on each key
+# type, is an index condition on the key
+my $log = substr(slurp_file($node->logfile), $log_start);
+my @plans = map { s/\n\d{4}-\d\d-\d\d .*//sr } split /LOG:  duration: [0-9.]+ ms  plan:\n/, $log;
+shift @plans;    # what the log held before the first plan
+for my $name (@ran)
+{
+	for my $table ("${name}_orders", "${name}_posts")
+	{
+		my @range = grep { /\b$table\b/ && /snowflake_created_between|::timestamptz|\bas timestamptz/i } @plans;
+		ok(@range && !grep({ !/Index Cond: \(\(id >= .*\) AND \(id < /s || /Seq Scan/ } @range),
+			"$name: the time range on $table is an index condition on the key ("
+			  . scalar(@range) . ' plan(s))')
+		  or diag(@range ? $range[0] : 'no plan logged');
 	}
 }
 
