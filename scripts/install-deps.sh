@@ -39,6 +39,8 @@ if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
     npm
     # Go with pgx v4, built in GOPATH mode from these (nothing fetched)
     golang-go golang-github-jackc-pgx-v4-dev
+    # Ruby: Active Record and Sequel on ruby-pg
+    ruby-activerecord ruby-sequel ruby-pg
     libpostgresql-jdbc-java default-jdk-headless
     # the metrics exporter and the alert rules (test/integration/060_metrics.pl,
     # docs/monitoring.md): postgres_exporter scraped, promtool test rules

@@ -660,7 +660,7 @@ SKIP:
 	my $gocode = '/usr/share/gocode';
 	unless (-d "$gocode/src/github.com/jackc/pgx/v4" && have('go', 'version') && have('node', '--version'))
 	{
-		$docs->skip_examples(qw(go-migration go-app go-client));
+		$docs->skip_examples(qw(go-migration go-app api-client));
 		skip 'golang-go, golang-github-jackc-pgx-v4-dev or nodejs is not installed', 1;
 	}
 	push @ran, 'go';
@@ -670,7 +670,7 @@ SKIP:
 		extra_params => [ '-U', 'app', '-v', 'ON_ERROR_STOP=1' ]);
 	is($res, 0, 'go: the migration runs as the application role');
 	write_file("$dir/main.go", $docs->example('go-app'));
-	write_file("$dir/client.js", $docs->example('go-client'));
+	write_file("$dir/client.js", $docs->example('api-client'));
 	# GOPATH mode: the packages Debian installed, nothing fetched; the build
 	# cache where the machine keeps it (install-deps.sh), else in the test's tmp
 	my $cache = -w '/var/cache/snowflake/go-build' ? '/var/cache/snowflake/go-build' : "$tmp/go-build";
@@ -692,7 +692,7 @@ SKIP:
 		'go: pgx and database/sql find the rows by their keys');
 	like($out, qr/^last hour: 100[0-9] orders, 100[0-9] posts$/m, 'go: the time range finds the rows of the last hour');
 	my ($cok, $cout, $cerr) = run_client([ 'node', 'client.js' ], dir => $dir);
-	ok($cok, 'go-client: the JavaScript client runs') or diag("$cout\n$cerr");
+	ok($cok, 'go: the JavaScript client runs') or diag("$cout\n$cerr");
 	like($cout, qr/^orders\.json: string, 1000 of 1000 exact$/m,
 		'go: with json:",string" all 1,000 keys reach JavaScript exact');
 	my ($plain_exact) = $cout =~ /^orders-plain\.json: number, ([0-9]+) of 1000 exact$/m;
@@ -703,6 +703,64 @@ SKIP:
 	ok($ok && ($same // 0) == 1000, 'go: the 1,000 keys sent back as strings find their rows')
 	  or diag("$out\n$err");
 	ok(($other // 0) > 0, 'go: sent back as rounded numbers, ' . ($other // '?') . ' of 1,000 find another row');
+}
+
+# The JavaScript client of an API's JSON and what it sends back: runs
+# client.js in DIR after the app wrote orders.json and orders-plain.json,
+# then the app's BACK command; checks what the guide says.
+sub api_round_trip
+{
+	my ($label, $dir, $back, $without) = @_;
+	my ($ok, $out, $err) = run_client([ 'node', 'client.js' ], dir => $dir);
+	ok($ok, "$label: the JavaScript client runs") or diag("$out\n$err");
+	like($out, qr/^orders\.json: string, 1000 of 1000 exact$/m,
+		"$label: with the fix all 1,000 keys reach JavaScript exact");
+	my ($plain_exact) = $out =~ /^orders-plain\.json: number, ([0-9]+) of 1000 exact$/m;
+	ok(defined $plain_exact && $plain_exact < 500,
+		"$label: without it, JavaScript rounds most keys (" . ($plain_exact // '?') . ' of 1000 exact)');
+	($ok, $out, $err) = run_client($back, db => 'orm', dir => $dir);
+	my ($same, $other) =
+	  $out =~ /^back: ([0-9]+) of 1000 find their row; without \Q$without\E ([0-9]+) of 1000 find another row$/m;
+	ok($ok && ($same // 0) == 1000, "$label: the 1,000 keys sent back as strings find their rows")
+	  or diag("$out\n$err");
+	ok(($other // 0) > 0, "$label: sent back as rounded numbers, " . ($other // '?') . ' of 1,000 find another row');
+	return;
+}
+
+# ---- Ruby: Active Record and Sequel, with ruby-pg (Debian's)
+for my $stack ([ rails => 'active_record', 'the attribute', 'String' ],
+	[ sequel => 'sequel', 'the string', 'Integer' ])
+{
+	my ($name, $lib, $without, $class) = @$stack;
+  SKIP:
+	{
+		unless (have('ruby', '-e', "require '$lib'; require 'pg'") && have('node', '--version'))
+		{
+			$docs->skip_examples("$name-app");
+			skip "ruby-activerecord, ruby-sequel, ruby-pg or nodejs is not installed", 1;
+		}
+		push @ran, $name;
+		my $dir = "$tmp/$name";
+		make_path($dir);
+		write_file("$dir/$name.rb", $docs->example("$name-app"));
+		write_file("$dir/client.js", $docs->example('api-client'));
+		my ($ok, $out, $err) = run_client([ 'ruby', "$name.rb" ], db => 'orm', dir => $dir);
+		ok($ok, "$name: the example runs") or diag("$out\n$err");
+		my ($bigint)    = $out =~ /^bigint: ([0-9 ]+)$/m;
+		my ($snowflake) = $out =~ /^snowflake: ([0-9 ]+)$/m;
+		check_ids($node, 'orm', "$name bigint key", [ split ' ', $bigint // '' ],
+			table => "${name}_orders", shard => $shard, count => 1001);
+		check_ids($node, 'orm', "$name snowflake key", [ split ' ', $snowflake // '' ],
+			table => "${name}_posts", shard => $shard, count => 1001);
+		like($out, qr/^key: $class found: cup$/m, "$name: the key is a Ruby $class and finds its row");
+		like($out, qr/^post: String found: hello$/m, "$name: a snowflake key is a String and finds its row");
+		like($out, qr/^last hour: 100[0-9] orders, 100[0-9] posts$/m,
+			"$name: the time range finds the rows of the last hour");
+		like($err, qr/^unknown OID [0-9]+: failed to recognize type of 'id'\. It will be treated as String\.$/m,
+			'rails: Active Record warns that it does not know the snowflake type')
+		  if $name eq 'rails';
+		api_round_trip($name, $dir, [ 'ruby', "$name.rb", 'back' ], $without);
+	}
 }
 
 # the plans auto_explain logged: the time range of each stack, on each key
