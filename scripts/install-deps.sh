@@ -41,6 +41,8 @@ if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
     golang-go golang-github-jackc-pgx-v4-dev
     # Ruby: Active Record and Sequel on ruby-pg
     ruby-activerecord ruby-sequel ruby-pg
+    # PHP with PDO pgsql
+    php-cli php-pgsql
     libpostgresql-jdbc-java default-jdk-headless
     # the metrics exporter and the alert rules (test/integration/060_metrics.pl,
     # docs/monitoring.md): postgres_exporter scraped, promtool test rules

@@ -763,6 +763,38 @@ for my $stack ([ rails => 'active_record', 'the attribute', 'String' ],
 	}
 }
 
+# ---- PHP: PDO pgsql (Debian's php-pgsql)
+SKIP:
+{
+	unless (have('php', '-r', 'exit(in_array("pgsql", PDO::getAvailableDrivers()) ? 0 : 1);')
+		&& have('node', '--version'))
+	{
+		$docs->skip_examples(qw(php-migration php-app));
+		skip 'php-cli, php-pgsql or nodejs is not installed', 1;
+	}
+	push @ran, 'php';
+	my $dir = "$tmp/php";
+	make_path($dir);
+	write_file("$dir/migration.sql", $docs->example('php-migration'));
+	write_file("$dir/app.php", $docs->example('php-app'));
+	write_file("$dir/client.js", $docs->example('api-client'));
+	my ($ok, $out, $err) = run_client([ 'php', 'app.php' ], db => 'orm', dir => $dir);
+	ok($ok, 'php: the example runs') or diag("$out\n$err");
+	like($out, qr/^lastInsertId: 55000 ERROR:  lastval is not yet defined in this session$/m,
+		'php: lastInsertId() fails with 55000: the key comes from no sequence');
+	my ($bigint)    = $out =~ /^bigint: ([0-9 ]+)$/m;
+	my ($snowflake) = $out =~ /^snowflake: ([0-9 ]+)$/m;
+	check_ids($node, 'orm', 'php bigint key', [ split ' ', $bigint // '' ],
+		table => 'php_orders', shard => $shard, count => 1001);
+	check_ids($node, 'orm', 'php snowflake key', [ split ' ', $snowflake // '' ],
+		table => 'php_posts', shard => $shard, count => 1001);
+	like($out, qr/^key: integer found: cup$/m, 'php: a bigint key is a PHP int and finds its row');
+	like($out, qr/^post: string found: hello$/m, 'php: a snowflake key is a string and finds its row');
+	like($out, qr/^last hour: 100[0-9] orders, 100[0-9] posts$/m,
+		'php: the time range finds the rows of the last hour');
+	api_round_trip('php', $dir, [ 'php', 'app.php', 'back' ], 'the strings');
+}
+
 # the plans auto_explain logged: the time range of each stack, on each key
 # type, is an index condition on the key
 my $log = substr(slurp_file($node->logfile), $log_start);
@@ -772,6 +804,13 @@ for my $name (@ran)
 {
 	for my $table ("${name}_orders", "${name}_posts")
 	{
+		# the schema as the stack wrote it: the key's type and its default
+		is( $node->safe_psql('orm', qq{
+				SELECT format_type(a.atttypid, a.atttypmod) || ' ' || pg_get_expr(d.adbin, d.adrelid)
+				FROM pg_attribute a JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+				WHERE a.attrelid = '$table'::regclass AND a.attname = 'id'}),
+			($table =~ /_orders$/ ? 'bigint' : 'snowflake') . ' snowflake_nextval()',
+			"$name: $table.id has its type and DEFAULT snowflake_nextval()");
 		my @range = grep { /\b$table\b/ && /snowflake_created_between|::timestamptz|\bas timestamptz/i } @plans;
 		ok(@range && !grep({ !/Index Cond: \(\(id >= .*\) AND \(id < /s || /Seq Scan/ } @range),
 			"$name: the time range on $table is an index condition on the key ("
