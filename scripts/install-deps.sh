@@ -43,6 +43,8 @@ if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
     ruby-activerecord ruby-sequel ruby-pg
     # PHP with PDO pgsql
     php-cli php-pgsql
+    # Rust with tokio-postgres, built offline from Debian's crates
+    cargo librust-tokio-postgres-dev librust-tokio-dev librust-serde-json-dev librust-serde-derive-dev
     libpostgresql-jdbc-java default-jdk-headless
     # the metrics exporter and the alert rules (test/integration/060_metrics.pl,
     # docs/monitoring.md): postgres_exporter scraped, promtool test rules
@@ -82,11 +84,12 @@ install_npm_packages() {
   mv "$dir.partial" "$dir"
 }
 
-# Go's build cache for the client test, kept across runs (the test, run as
-# postgres, falls back to its own tmp when this is missing)
+# Go's build cache and cargo's target folder for the client test, kept
+# across runs (the test, run as postgres, falls back to its own tmp when
+# they are missing)
 make_build_caches() {
   [ "$(id -u)" -eq 0 ] || return 0
-  install -d -m 1777 /var/cache/snowflake/go-build
+  install -d -m 1777 /var/cache/snowflake/go-build /var/cache/snowflake/cargo-target
 }
 
 missing=()

@@ -795,6 +795,46 @@ SKIP:
 	api_round_trip('php', $dir, [ 'php', 'app.php', 'back' ], 'the strings');
 }
 
+# ---- Rust: tokio-postgres (Debian's crates, built offline)
+SKIP:
+{
+	my $registry = '/usr/share/cargo/registry';
+	unless (-x '/usr/bin/cargo' && glob("$registry/tokio-postgres-*") && have('node', '--version'))
+	{
+		$docs->skip_examples(qw(rust-cargo rust-cargo-config rust-migration rust-app));
+		skip 'cargo, librust-tokio-postgres-dev (and its crates) or nodejs is not installed', 1;
+	}
+	push @ran, 'rust';
+	my $dir = "$tmp/rust";
+	make_path("$dir/src", "$dir/.cargo");
+	write_file("$dir/Cargo.toml", $docs->example('rust-cargo'));
+	write_file("$dir/.cargo/config.toml", $docs->example('rust-cargo-config'));
+	write_file("$dir/migration.sql", $docs->example('rust-migration'));
+	write_file("$dir/src/main.rs", $docs->example('rust-app'));
+	write_file("$dir/client.js", $docs->example('api-client'));
+	# Debian's cargo (not one on the PATH of whoever runs the test); the build
+	# where the machine keeps it (install-deps.sh), else in the test's tmp
+	my $target = -w '/var/cache/snowflake/cargo-target' ? '/var/cache/snowflake/cargo-target' : "$tmp/cargo-target";
+	my ($ok, $out, $err) = run_client([ '/usr/bin/cargo', 'build', '-q' ], dir => $dir,
+		env => { CARGO_TARGET_DIR => $target, CARGO_HOME => "$tmp/cargo-home", RUSTC => '/usr/bin/rustc' });
+	ok($ok, 'rust: the example builds from Debian\'s crates, nothing fetched') or diag("$out\n$err");
+	($ok, $out, $err) = run_client([ "$target/debug/app" ], db => 'orm', dir => $dir);
+	ok($ok, 'rust: the example runs') or diag("$out\n$err");
+	like($out, qr/^as i64: error deserializing column 0: cannot convert between the Rust type `i64` and the Postgres type `snowflake`$/m,
+		'rust: tokio-postgres refuses to read a snowflake as an i64');
+	my ($bigint)    = $out =~ /^bigint: ([0-9 ]+)$/m;
+	my ($snowflake) = $out =~ /^snowflake: ([0-9 ]+)$/m;
+	check_ids($node, 'orm', 'rust bigint key', [ split ' ', $bigint // '' ],
+		table => 'rust_orders', shard => $shard, count => 1001);
+	check_ids($node, 'orm', 'rust snowflake key', [ split ' ', $snowflake // '' ],
+		table => 'rust_posts', shard => $shard, count => 1001);
+	like($out, qr/^found: cup$/m, 'rust: the row is found by its i64 key');
+	like($out, qr/^post found: hello$/m, 'rust: the post is found by its Snowflake key');
+	like($out, qr/^last hour: 100[0-9] orders, 100[0-9] posts$/m,
+		'rust: the time range finds the rows of the last hour');
+	api_round_trip('rust', $dir, [ "$target/debug/app", 'back' ], 'serialize_with');
+}
+
 # the plans auto_explain logged: the time range of each stack, on each key
 # type, is an index condition on the key
 my $log = substr(slurp_file($node->logfile), $log_start);
