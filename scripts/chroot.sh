@@ -106,7 +106,7 @@ in_dir() {
     PG_VERSIONS="$version" PG_VERSION="$version" \
     ${SUITES:+SUITES="$SUITES"} ${PROVE_TESTS:+PROVE_TESTS="$PROVE_TESTS"} \
     ${INTEGRATION_TESTS:+INTEGRATION_TESTS="$INTEGRATION_TESTS"} \
-    ${SKIP_BUILD:+SKIP_BUILD="$SKIP_BUILD"} \
+    ${SKIP_BUILD:+SKIP_BUILD="$SKIP_BUILD"} ${npm_cafile:+SNOWFLAKE_NPM_CAFILE="$npm_cafile"} \
     ${SNOWFLAKE_PORT_LANE:+SNOWFLAKE_PORT_LANE="$SNOWFLAKE_PORT_LANE"} "$@" 9>&-
 }
 
@@ -179,6 +179,14 @@ if [ -n "$vendor" ]; then
   cp "$vendor"/pg_tle-*.tar.gz "$build/build-vendor/"
 fi
 
+# the certificate authorities the host trusts, for npm inside (install-deps.sh
+# installs the ORMs of the client tests from the npm registry): behind a proxy
+# that inspects TLS, the proxy's authority is in the host's bundle only
+npm_cafile=
+if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+  cp /etc/ssl/certs/ca-certificates.crt "$root/build/host-ca-certificates.crt"
+  npm_cafile=/build/host-ca-certificates.crt
+fi
 in_chroot bash /build/snowflake/scripts/install-deps.sh
 
 status=0

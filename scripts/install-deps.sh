@@ -40,6 +40,16 @@ if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
     # client libraries and ORMs (test/integration/050_clients.pl, docs/clients.md)
     python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django
     nodejs node-pg
+    # npm, for the JavaScript ORMs of the same test (installed below)
+    npm
+    # Go with pgx v4, built in GOPATH mode from these (nothing fetched)
+    golang-go golang-github-jackc-pgx-v4-dev
+    # Ruby: Active Record and Sequel on ruby-pg
+    ruby-activerecord ruby-sequel ruby-pg
+    # PHP with PDO pgsql
+    php-cli php-pgsql
+    # Rust with tokio-postgres, built offline from Debian's crates
+    cargo librust-tokio-postgres-dev librust-tokio-dev librust-serde-json-dev librust-serde-derive-dev
     libpostgresql-jdbc-java default-jdk-headless
     # the metrics exporter and the alert rules (test/integration/060_metrics.pl,
     # docs/monitoring.md): postgres_exporter scraped, promtool test rules
@@ -52,11 +62,50 @@ if [ "${1:-}" = --list ]; then
   exit 0
 fi
 
+# The npm packages of the JavaScript ORMs (test/integration/050_clients.pl,
+# docs/clients.md), exactly as test/integration/clients-npm/package-lock.json
+# pins them, into $SNOWFLAKE_NPM_DIR (default /var/cache/snowflake/npm/clients,
+# where the test looks), once per machine: again only when the lock file
+# changes.  No install scripts run, so nothing is downloaded from anywhere
+# but the npm registry (Prisma's engines are not needed: see the guide).
+install_npm_packages() {
+  local lock dir
+  lock=$(dirname "$0")/../test/integration/clients-npm/package-lock.json
+  dir=${SNOWFLAKE_NPM_DIR:-/var/cache/snowflake/npm/clients}
+  # the chroot's first install-deps.sh runs without the tree
+  [ -f "$lock" ] || return 0
+  command -v npm >/dev/null || { echo "install-deps.sh: npm is missing; the ORM tests will skip" >&2; return 0; }
+  if cmp -s "$lock" "$dir/package-lock.json" && [ -x "$dir/node_modules/.bin/tsx" ]; then
+    return 0
+  fi
+  echo "installing the npm packages of test/integration/clients-npm into $dir"
+  rm -rf "$dir.partial"
+  mkdir -p "$dir.partial"
+  cp "$(dirname "$lock")/package.json" "$lock" "$dir.partial/"
+  # in a chroot, the host's certificate authorities (scripts/chroot.sh)
+  (cd "$dir.partial" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error \
+    ${SNOWFLAKE_NPM_CAFILE:+--cafile "$SNOWFLAKE_NPM_CAFILE"}) </dev/null
+  rm -rf "$dir"
+  mv "$dir.partial" "$dir"
+}
+
+# Go's build cache and cargo's target folder for the client test, kept
+# across runs (the test, run as postgres, falls back to its own tmp when
+# they are missing)
+make_build_caches() {
+  [ "$(id -u)" -eq 0 ] || return 0
+  install -d -m 1777 /var/cache/snowflake/go-build /var/cache/snowflake/cargo-target
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  [ "$v" = "$PG_INTEGRATION_VERSION" ] && install_npm_packages
+  [ "$v" = "$PG_INTEGRATION_VERSION" ] && make_build_caches
+  exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "missing Debian packages: ${missing[*]}; run this script as root" >&2
@@ -97,3 +146,6 @@ if [ ${#experimental[@]} -gt 0 ]; then
   echo "installing from experimental: ${experimental[*]}"
   apt-get install -y -qq -o Dpkg::Options::=--force-confdef "${experimental[@]}" </dev/null
 fi
+[ "$v" = "$PG_INTEGRATION_VERSION" ] && install_npm_packages
+[ "$v" = "$PG_INTEGRATION_VERSION" ] && make_build_caches
+exit 0

@@ -24,6 +24,12 @@
 #   and binds it with setLong(); SQLAlchemy reads it as int through a
 #   UserDefinedType.
 #
+# - the JavaScript ORMs (npm): Prisma 7, drizzle-orm, Kysely, Knex, TypeORM,
+#   Sequelize, MikroORM, each with
+#   a bigint and a snowflake key: the schema, insert/find/batch, 1,000 keys
+#   through JSON and back, what rounds or throws without the fix, and the
+#   plan of the time-range query (auto_explain): an index condition.
+#
 # Every ID a client got back is checked: positive, distinct, increasing in
 # the order received, decoding to the server's shard and to a time near now,
 # and present in the table.
@@ -72,8 +78,10 @@ sub run_client
 		%{ $o{env} // {} });
 	my ($out, $err) = ('', '');
 	my $ok = eval {
-		IPC::Run::run($cmd, '<', \'', '>', \$out, '2>', \$err,
-			IPC::Run::timeout(300), init => sub { chdir($o{dir} // $tmp) or die $!; });
+		# init right after the command: bookworm's IPC::Run
+		# refuses it anywhere else ("No command before 'init'")
+		IPC::Run::run($cmd, init => sub { chdir($o{dir} // $tmp) or die $!; },
+			'<', \'', '>', \$out, '2>', \$err, IPC::Run::timeout(300));
 	};
 	$err .= $@ if $@;
 	return ($ok ? 1 : 0, $out, $err);
@@ -543,6 +551,313 @@ SKIP:
 }
 is($node->safe_psql('app', q{SELECT count(*) - count(DISTINCT id) FROM posts}), '0',
 	'the snowflake type: no ID twice in posts');
+
+# ---- the JavaScript ORMs (npm packages installed by scripts/install-deps.sh)
+my @orms = (
+	[ prisma  => qw(prisma-schema prisma-migration prisma-config prisma-app) ],
+	[ drizzle => qw(drizzle-schema drizzle-app) ],
+	[ kysely  => qw(kysely-migration kysely-app) ],
+	[ knex    => qw(knex-migration knex-app) ],
+	[ typeorm   => qw(typeorm-migration typeorm-entities typeorm-app) ],
+	[ sequelize => qw(sequelize-migration sequelize-models sequelize-app) ],
+	[ mikroorm  => qw(mikroorm-entities mikroorm-app) ]);
+my $npm = $ENV{SNOWFLAKE_NPM_DIR} // '/var/cache/snowflake/npm/clients';
+# the ORMs and the other stacks below get a database of their own, where
+# every plan is logged (auto_explain) and sequential scans are off: the
+# question is whether the index serves the time range, not whether the table
+# is big enough for it to pay
+$node->safe_psql('postgres', q{
+CREATE DATABASE orm OWNER app;
+ALTER DATABASE orm SET session_preload_libraries = 'auto_explain';
+ALTER DATABASE orm SET auto_explain.log_min_duration = 0;
+ALTER DATABASE orm SET enable_seqscan = off;
+});
+my $log_start = -s $node->logfile;
+# the stacks that ran, whose time-range plans are checked at the end
+my @ran;
+SKIP:
+{
+	unless (-x "$npm/node_modules/.bin/tsx" && have('node', '--version'))
+	{
+		$docs->skip_examples(map { @$_[ 1 .. $#$_ ] } @orms);
+		skip "the npm packages of test/integration/clients-npm are not in $npm (scripts/install-deps.sh)", 1;
+	}
+	for my $orm (@orms)
+	{
+		my ($name, @examples) = @$orm;
+		push @ran, $name;
+		my $dir = "$tmp/$name";
+		make_path($dir);
+		symlink("$npm/node_modules", "$dir/node_modules") or die "symlink: $!";
+		write_file("$dir/package.json", qq{{"type": "module"}\n});
+		for my $ex (@examples)
+		{
+			my $code = $docs->example($ex);
+			my ($file) = $code =~ m{\A(?://|--) (\S+)\n}
+			  or die "example $ex does not start with the file it belongs in";
+			$file =~ s{.*/}{};
+			write_file("$dir/$file", $code);
+		}
+		if ($name eq 'prisma')
+		{
+			my $res = $node->psql('orm', slurp_file("$dir/migration.sql"),
+				extra_params => [ '-U', 'app', '-v', 'ON_ERROR_STOP=1' ]);
+			is($res, 0, 'prisma: the migration runs as the application role');
+			my ($ok, $out, $err) = run_client([ "$dir/node_modules/.bin/prisma", 'generate' ],
+				dir => $dir, env => { PRISMA_SCHEMA_ENGINE_BINARY => '/bin/true',
+					PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING => 1, PRISMA_HIDE_UPDATE_MESSAGE => 1,
+					CHECKPOINT_DISABLE => 1 });
+			ok($ok, 'prisma: prisma generate writes the client without the schema engine')
+			  or diag("$out\n$err");
+		}
+		my ($ok, $out, $err) = run_client([ "$dir/node_modules/.bin/tsx", 'app.ts' ],
+			db => 'orm', dir => $dir);
+		ok($ok, "$name: the example runs") or diag("$out\n$err");
+		my ($bigint)    = $out =~ /^bigint: ([0-9 ]+)$/m;
+		my ($snowflake) = $out =~ /^snowflake: ([0-9 ]+)$/m;
+		check_ids($node, 'orm', "$name bigint key", [ split ' ', $bigint // '' ],
+			table => "${name}_orders", shard => $shard, count => 1001);
+		check_ids($node, 'orm', "$name snowflake key", [ split ' ', $snowflake // '' ],
+			table => "${name}_posts", shard => $shard, count => 1001);
+		like($out, qr/^key: (string|bigint) found: cup$/m, "$name: the row is found by its key");
+		like($out, qr/^json: 1000 of 1000 exact, 1000 rows found$/m,
+			"$name: 1,000 bigint keys through JSON and back, exact, each finding its row");
+		like($out, qr/^snowflake json: 1000 of 1000 exact, 1000 rows found$/m,
+			"$name: 1,000 snowflake keys through JSON and back, exact, each finding its row");
+		like($out, qr/^last hour: 100[0-9] orders, 100[0-9] posts$/m,
+			"$name: the time range finds the rows of the last hour");
+		if ($name eq 'prisma')
+		{
+			like($out, qr/^without: bigint, TypeError: Do not know how to serialize a BigInt$/m,
+				'prisma: without the extension the key is a BigInt and JSON.stringify throws');
+		}
+		elsif ($name eq 'typeorm' || $name eq 'mikroorm')
+		{
+			# rounded keys: rows whose keys round alike become one entity
+			my ($entities, $rows) = $out =~ /^without: ([0-9]+) entities for ([0-9]+) rows, [0-9]+ of them/m;
+			ok(defined $entities && $entities < $rows / 2,
+				"$name: with keys as numbers, $rows rows come back as " . ($entities // '?') . ' entities');
+		}
+		else
+		{
+			my ($rounded, $all) = $out =~ /^without: ([0-9]+) of ([0-9]+) rounded$/m;
+			ok(($rounded // 0) > ($all // 0) / 2,
+				"$name: without it, most keys are rounded (" . ($rounded // '?') . ' of ' . ($all // '?') . ')');
+		}
+		like($out, qr/^type snowflake: DataTypeNotSupportedError: Data type "snowflake" in "Refused\.id" is not supported by "postgres" database\.$/m,
+			'typeorm: an entity column of type snowflake is refused')
+		  if $name eq 'typeorm';
+		like($out, qr/^default mode: bigint, JSON \{"id":"[0-9]+"\}$/m,
+			"mikroorm: BigIntType's default mode gives a BigInt, which the entity writes as a string")
+		  if $name eq 'mikroorm';
+	}
+}
+
+
+# ---- Go: pgx v4 and database/sql (Debian's golang-github-jackc-pgx-v4-dev)
+SKIP:
+{
+	my $gocode = '/usr/share/gocode';
+	unless (-d "$gocode/src/github.com/jackc/pgx/v4" && have('go', 'version') && have('node', '--version'))
+	{
+		$docs->skip_examples(qw(go-migration go-app api-client));
+		skip 'golang-go, golang-github-jackc-pgx-v4-dev or nodejs is not installed', 1;
+	}
+	push @ran, 'go';
+	my $dir = "$tmp/gopath/src/app";
+	make_path($dir);
+	$res = $node->psql('orm', $docs->example('go-migration'),
+		extra_params => [ '-U', 'app', '-v', 'ON_ERROR_STOP=1' ]);
+	is($res, 0, 'go: the migration runs as the application role');
+	write_file("$dir/main.go", $docs->example('go-app'));
+	write_file("$dir/client.js", $docs->example('api-client'));
+	# GOPATH mode: the packages Debian installed, nothing fetched; the build
+	# cache where the machine keeps it (install-deps.sh), else in the test's tmp
+	my $cache = -w '/var/cache/snowflake/go-build' ? '/var/cache/snowflake/go-build' : "$tmp/go-build";
+	my ($ok, $out, $err) = run_client([ 'go', 'build', '-o', 'app', '.' ], dir => $dir,
+		env => { GO111MODULE => 'off', GOPATH => "$gocode:$tmp/gopath", GOCACHE => $cache,
+			GOFLAGS => '', GOTOOLCHAIN => 'local' });
+	ok($ok, 'go: the example builds with Debian\'s pgx, nothing fetched') or diag("$out\n$err");
+	($ok, $out, $err) = run_client([ "$dir/app" ], db => 'orm', dir => $dir);
+	ok($ok, 'go: the example runs') or diag("$out\n$err");
+	like($out, qr/^unregistered: can't scan into dest\[0\]: unknown oid [0-9]+ cannot be scanned into \*int64$/m,
+		'go: pgx cannot scan an unregistered snowflake into an int64');
+	my ($bigint)    = $out =~ /^bigint: ([0-9 ]+)$/m;
+	my ($snowflake) = $out =~ /^snowflake: ([0-9 ]+)$/m;
+	check_ids($node, 'orm', 'go bigint key', [ split ' ', $bigint // '' ],
+		table => 'go_orders', shard => $shard, count => 1001);
+	check_ids($node, 'orm', 'go snowflake key (pgx, then database/sql)', [ split ' ', $snowflake // '' ],
+		table => 'go_posts', shard => $shard, count => 1002);
+	like($out, qr/^found: cup\nfound post: hello\ndatabase\/sql found: sql$/m,
+		'go: pgx and database/sql find the rows by their keys');
+	like($out, qr/^last hour: 100[0-9] orders, 100[0-9] posts$/m, 'go: the time range finds the rows of the last hour');
+	my ($cok, $cout, $cerr) = run_client([ 'node', 'client.js' ], dir => $dir);
+	ok($cok, 'go: the JavaScript client runs') or diag("$cout\n$cerr");
+	like($cout, qr/^orders\.json: string, 1000 of 1000 exact$/m,
+		'go: with json:",string" all 1,000 keys reach JavaScript exact');
+	my ($plain_exact) = $cout =~ /^orders-plain\.json: number, ([0-9]+) of 1000 exact$/m;
+	ok(defined $plain_exact && $plain_exact < 500,
+		'go: without it, JavaScript rounds most keys (' . ($plain_exact // '?') . ' of 1000 exact)');
+	($ok, $out, $err) = run_client([ "$dir/app", 'back' ], db => 'orm', dir => $dir);
+	my ($same, $other) = $out =~ /^back: ([0-9]+) of 1000 find their row; without the tag ([0-9]+) of 1000 find another row$/m;
+	ok($ok && ($same // 0) == 1000, 'go: the 1,000 keys sent back as strings find their rows')
+	  or diag("$out\n$err");
+	ok(($other // 0) > 0, 'go: sent back as rounded numbers, ' . ($other // '?') . ' of 1,000 find another row');
+}
+
+# The JavaScript client of an API's JSON and what it sends back: runs
+# client.js in DIR after the app wrote orders.json and orders-plain.json,
+# then the app's BACK command; checks what the guide says.
+sub api_round_trip
+{
+	my ($label, $dir, $back, $without) = @_;
+	my ($ok, $out, $err) = run_client([ 'node', 'client.js' ], dir => $dir);
+	ok($ok, "$label: the JavaScript client runs") or diag("$out\n$err");
+	like($out, qr/^orders\.json: string, 1000 of 1000 exact$/m,
+		"$label: with the fix all 1,000 keys reach JavaScript exact");
+	my ($plain_exact) = $out =~ /^orders-plain\.json: number, ([0-9]+) of 1000 exact$/m;
+	ok(defined $plain_exact && $plain_exact < 500,
+		"$label: without it, JavaScript rounds most keys (" . ($plain_exact // '?') . ' of 1000 exact)');
+	($ok, $out, $err) = run_client($back, db => 'orm', dir => $dir);
+	my ($same, $other) =
+	  $out =~ /^back: ([0-9]+) of 1000 find their row; without \Q$without\E ([0-9]+) of 1000 find another row$/m;
+	ok($ok && ($same // 0) == 1000, "$label: the 1,000 keys sent back as strings find their rows")
+	  or diag("$out\n$err");
+	ok(($other // 0) > 0, "$label: sent back as rounded numbers, " . ($other // '?') . ' of 1,000 find another row');
+	return;
+}
+
+# ---- Ruby: Active Record and Sequel, with ruby-pg (Debian's)
+for my $stack ([ rails => 'active_record', 'the attribute', 'String' ],
+	[ sequel => 'sequel', 'the string', 'Integer' ])
+{
+	my ($name, $lib, $without, $class) = @$stack;
+  SKIP:
+	{
+		unless (have('ruby', '-e', "require '$lib'; require 'pg'") && have('node', '--version'))
+		{
+			$docs->skip_examples("$name-app");
+			skip "ruby-activerecord, ruby-sequel, ruby-pg or nodejs is not installed", 1;
+		}
+		push @ran, $name;
+		my $dir = "$tmp/$name";
+		make_path($dir);
+		write_file("$dir/$name.rb", $docs->example("$name-app"));
+		write_file("$dir/client.js", $docs->example('api-client'));
+		my ($ok, $out, $err) = run_client([ 'ruby', "$name.rb" ], db => 'orm', dir => $dir);
+		ok($ok, "$name: the example runs") or diag("$out\n$err");
+		my ($bigint)    = $out =~ /^bigint: ([0-9 ]+)$/m;
+		my ($snowflake) = $out =~ /^snowflake: ([0-9 ]+)$/m;
+		check_ids($node, 'orm', "$name bigint key", [ split ' ', $bigint // '' ],
+			table => "${name}_orders", shard => $shard, count => 1001);
+		check_ids($node, 'orm', "$name snowflake key", [ split ' ', $snowflake // '' ],
+			table => "${name}_posts", shard => $shard, count => 1001);
+		like($out, qr/^key: $class found: cup$/m, "$name: the key is a Ruby $class and finds its row");
+		like($out, qr/^post: String found: hello$/m, "$name: a snowflake key is a String and finds its row");
+		like($out, qr/^last hour: 100[0-9] orders, 100[0-9] posts$/m,
+			"$name: the time range finds the rows of the last hour");
+		like($err, qr/^unknown OID [0-9]+: failed to recognize type of 'id'\. It will be treated as String\.$/m,
+			'rails: Active Record warns that it does not know the snowflake type')
+		  if $name eq 'rails';
+		api_round_trip($name, $dir, [ 'ruby', "$name.rb", 'back' ], $without);
+	}
+}
+
+# ---- PHP: PDO pgsql (Debian's php-pgsql)
+SKIP:
+{
+	unless (have('php', '-r', 'exit(in_array("pgsql", PDO::getAvailableDrivers()) ? 0 : 1);')
+		&& have('node', '--version'))
+	{
+		$docs->skip_examples(qw(php-migration php-app));
+		skip 'php-cli, php-pgsql or nodejs is not installed', 1;
+	}
+	push @ran, 'php';
+	my $dir = "$tmp/php";
+	make_path($dir);
+	write_file("$dir/migration.sql", $docs->example('php-migration'));
+	write_file("$dir/app.php", $docs->example('php-app'));
+	write_file("$dir/client.js", $docs->example('api-client'));
+	my ($ok, $out, $err) = run_client([ 'php', 'app.php' ], db => 'orm', dir => $dir);
+	ok($ok, 'php: the example runs') or diag("$out\n$err");
+	like($out, qr/^lastInsertId: 55000 ERROR:  lastval is not yet defined in this session$/m,
+		'php: lastInsertId() fails with 55000: the key comes from no sequence');
+	my ($bigint)    = $out =~ /^bigint: ([0-9 ]+)$/m;
+	my ($snowflake) = $out =~ /^snowflake: ([0-9 ]+)$/m;
+	check_ids($node, 'orm', 'php bigint key', [ split ' ', $bigint // '' ],
+		table => 'php_orders', shard => $shard, count => 1001);
+	check_ids($node, 'orm', 'php snowflake key', [ split ' ', $snowflake // '' ],
+		table => 'php_posts', shard => $shard, count => 1001);
+	like($out, qr/^key: integer found: cup$/m, 'php: a bigint key is a PHP int and finds its row');
+	like($out, qr/^post: string found: hello$/m, 'php: a snowflake key is a string and finds its row');
+	like($out, qr/^last hour: 100[0-9] orders, 100[0-9] posts$/m,
+		'php: the time range finds the rows of the last hour');
+	api_round_trip('php', $dir, [ 'php', 'app.php', 'back' ], 'the strings');
+}
+
+# ---- Rust: tokio-postgres (Debian's crates, built offline)
+SKIP:
+{
+	my $registry = '/usr/share/cargo/registry';
+	unless (-x '/usr/bin/cargo' && glob("$registry/tokio-postgres-*") && have('node', '--version'))
+	{
+		$docs->skip_examples(qw(rust-cargo rust-cargo-config rust-migration rust-app));
+		skip 'cargo, librust-tokio-postgres-dev (and its crates) or nodejs is not installed', 1;
+	}
+	push @ran, 'rust';
+	my $dir = "$tmp/rust";
+	make_path("$dir/src", "$dir/.cargo");
+	write_file("$dir/Cargo.toml", $docs->example('rust-cargo'));
+	write_file("$dir/.cargo/config.toml", $docs->example('rust-cargo-config'));
+	write_file("$dir/migration.sql", $docs->example('rust-migration'));
+	write_file("$dir/src/main.rs", $docs->example('rust-app'));
+	write_file("$dir/client.js", $docs->example('api-client'));
+	# Debian's cargo (not one on the PATH of whoever runs the test); the build
+	# where the machine keeps it (install-deps.sh), else in the test's tmp
+	my $target = -w '/var/cache/snowflake/cargo-target' ? '/var/cache/snowflake/cargo-target' : "$tmp/cargo-target";
+	my ($ok, $out, $err) = run_client([ '/usr/bin/cargo', 'build', '-q' ], dir => $dir,
+		env => { CARGO_TARGET_DIR => $target, CARGO_HOME => "$tmp/cargo-home", RUSTC => '/usr/bin/rustc' });
+	ok($ok, 'rust: the example builds from Debian\'s crates, nothing fetched') or diag("$out\n$err");
+	($ok, $out, $err) = run_client([ "$target/debug/app" ], db => 'orm', dir => $dir);
+	ok($ok, 'rust: the example runs') or diag("$out\n$err");
+	like($out, qr/^as i64: cannot convert between the Rust type `i64` and the Postgres type `snowflake`$/m,
+		'rust: tokio-postgres refuses to read a snowflake as an i64');
+	my ($bigint)    = $out =~ /^bigint: ([0-9 ]+)$/m;
+	my ($snowflake) = $out =~ /^snowflake: ([0-9 ]+)$/m;
+	check_ids($node, 'orm', 'rust bigint key', [ split ' ', $bigint // '' ],
+		table => 'rust_orders', shard => $shard, count => 1001);
+	check_ids($node, 'orm', 'rust snowflake key', [ split ' ', $snowflake // '' ],
+		table => 'rust_posts', shard => $shard, count => 1001);
+	like($out, qr/^found: cup$/m, 'rust: the row is found by its i64 key');
+	like($out, qr/^post found: hello$/m, 'rust: the post is found by its Snowflake key');
+	like($out, qr/^last hour: 100[0-9] orders, 100[0-9] posts$/m,
+		'rust: the time range finds the rows of the last hour');
+	api_round_trip('rust', $dir, [ "$target/debug/app", 'back' ], 'serialize_with');
+}
+
+# the plans auto_explain logged: the time range of each stack, on each key
+# type, is an index condition on the key
+my $log = substr(slurp_file($node->logfile), $log_start);
+my @plans = map { s/\n\d{4}-\d\d-\d\d .*//sr } split /LOG:  duration: [0-9.]+ ms  plan:\n/, $log;
+shift @plans;    # what the log held before the first plan
+for my $name (@ran)
+{
+	for my $table ("${name}_orders", "${name}_posts")
+	{
+		# the schema as the stack wrote it: the key's type and its default
+		is( $node->safe_psql('orm', qq{
+				SELECT format_type(a.atttypid, a.atttypmod) || ' ' || pg_get_expr(d.adbin, d.adrelid)
+				FROM pg_attribute a JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+				WHERE a.attrelid = '$table'::regclass AND a.attname = 'id'}),
+			($table =~ /_orders$/ ? 'bigint' : 'snowflake') . ' snowflake_nextval()',
+			"$name: $table.id has its type and DEFAULT snowflake_nextval()");
+		my @range = grep { /\b$table\b/ && /snowflake_created_between|::timestamptz|\bas timestamptz/i } @plans;
+		ok(@range && !grep({ !/Index Cond: \(\(id >= .*\) AND \(id < /s || /Seq Scan/ } @range),
+			"$name: the time range on $table is an index condition on the key ("
+			  . scalar(@range) . ' plan(s))')
+		  or diag(@range ? $range[0] : 'no plan logged');
+	}
+}
 
 $docs->done_examples;
 $node->stop;
