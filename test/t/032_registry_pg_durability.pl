@@ -44,7 +44,7 @@ chomp $sharedir;
 my $script = "$sharedir/extension/snowflake_registry.sql";
 
 my $reg = node('reg', preload => 0, start => 1,
-	conf => "synchronous_commit = off\nwal_writer_delay = 10s\n"
+	conf => "fsync = on\nsynchronous_commit = off\nwal_writer_delay = 10s\n"
 	  . "checkpoint_timeout = 1h\nmax_wal_size = 1GB\n");
 $reg->safe_psql('postgres', 'CREATE DATABASE registry');
 # the tables made beforehand and checkpointed: A's claim is the one write to lose
@@ -176,6 +176,7 @@ my $unsafe = node('unsafe', preload => 0, start => 1,
 	conf => "fsync = off\nsynchronous_commit = off\n");
 $unsafe->safe_psql('postgres', 'CREATE DATABASE registry');
 my $c = registry_node('c', $unsafe, prefix => '/dur', lease => 3, shards => '5');
+$c->append_conf('postgresql.conf', "log_min_messages = warning\n");
 $c->start;
 $c->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 ok($c->poll_query_until('postgres',
