@@ -173,9 +173,11 @@ find_missing(int64_t deadline, const char **missing)
 					 " to_regclass('" SF_PG_SCHEMA ".claims') IS NOT NULL,"
 					 " to_regclass('" SF_PG_SCHEMA ".shards') IS NOT NULL,"
 					 " to_regclass('" SF_PG_SCHEMA ".epochs') IS NOT NULL"
+					 "  AND to_regclass('" SF_PG_SCHEMA ".limits') IS NOT NULL"
 					 "  AND (SELECT count(*) FROM pg_catalog.pg_trigger"
 					 "   WHERE tgrelid = to_regclass('" SF_PG_SCHEMA ".claims')"
-					 "    AND tgname IN ('claims_guard_insert', 'claims_guard_expire')) = 2",
+					 "    AND tgname IN ('claims_guard_insert', 'claims_guard_expire',"
+					 "                   'claims_limits')) = 3",
 					 -1, NULL, &a, deadline))
 		return false;
 	if (a.count != 1 || PQntuples(a.res[0]) != 1 || PQnfields(a.res[0]) != 4)
@@ -200,7 +202,7 @@ find_missing(int64_t deadline, const char **missing)
 	else if (strcmp(PQgetvalue(r, 0, 2), "t") != 0)
 		*missing = SF_PG_SCHEMA ".shards";
 	else if (strcmp(PQgetvalue(r, 0, 3), "t") != 0)
-		*missing = SF_PG_SCHEMA ".epochs and its triggers (new in 1.3)";
+		*missing = SF_PG_SCHEMA ".epochs, .limits and their triggers (new in 1.3)";
 	pgconn::clear(&a);
 	return true;
 }
