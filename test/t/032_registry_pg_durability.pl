@@ -19,12 +19,12 @@
 #      last_error and the log say why and what to do.  It is taken once
 #      fsync is on again (a reload, no restart of the holder).
 #  (c) A failover to an asynchronous standby that lost a whole claim whose
-#      lease (20 s) is longer than any the standby knows (3 s): the pause
+#      lease (30 s) is longer than any the standby knows (3 s): the pause
 #      after the promotion is sized from the registry's limits
-#      (snowflake_registry.limits, max_lease_s = 20), not from the claims
+#      (snowflake_registry.limits, max_lease_s = 30), not from the claims
 #      the new primary still has.  Without it the pause is 3 s + 2 s + 5 s,
 #      S2 claims the shard while S1 (its worker frozen, cut off) still
-#      generates under its 20 s lease, and both issue the same IDs.  With
+#      generates under its 30 s lease, and both issue the same IDs.  With
 #      it: never both generating, no ID issued by both, S2 claims in the end.
 #      A claim whose lease is above the limit is refused with a clear error.
 
@@ -221,8 +221,8 @@ my $r1 = node('r1', preload => 0, allows_streaming => 1, start => 1, conf => "fs
 $r1->safe_psql('postgres', 'CREATE DATABASE registry');
 $r1->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $r1->connstr('registry'),
 	'-f', $script ], "r1: the registry's tables made with the shipped script");
-# the registry allows leases up to 20 s (the table is new in 1.3)
-$r1->psql('registry', 'UPDATE snowflake_registry.limits SET max_lease_s = 20, max_lead_ms = 2000');
+# the registry allows leases up to 30 s (the table is new in 1.3)
+$r1->psql('registry', 'UPDATE snowflake_registry.limits SET max_lease_s = 30, max_lead_ms = 2000');
 
 # S0, with a 3 s lease, claims and releases shard 7: the only claim R2 will know
 my $s0 = registry_node('s0', $r1, prefix => '/lost', lease => 3, shards => '7');
@@ -234,24 +234,12 @@ $r1->backup('r1b');
 my $r2 = node('r2', standby => [ $r1, 'r1b' ], start => 1);
 $r1->wait_for_catchup($r2);
 
-# a claim above the limit is refused, saying why
-my $long = registry_node('long', $r1, prefix => '/lost', lease => 30, shards => '8');
-$long->start;
-$long->safe_psql('postgres', 'CREATE EXTENSION snowflake');
-ok($long->poll_query_until('postgres',
-		q{SELECT last_error ~ 'longer than the registry allows' FROM snowflake_registry}),
-	'a 30 s lease against max_lease_s = 20: refused');
-like(registry_row($long, 'last_error'), qr/a lease of 30 s is longer than the registry allows \(max_lease_s = 20 s\)/,
-	'last_error says why');
-is(registry_row($long, 'generating'), 'f', 'it generates nothing');
-$long->stop;
-
-# R2 cut off; S1 (20 s lease) claims shard 7 on R1 alone
+# R2 cut off; S1 (30 s lease) claims shard 7 on R1 alone
 $r2->safe_psql('postgres', "ALTER SYSTEM SET primary_conninfo = ''");
 $r2->reload;
 ok($r2->poll_query_until('postgres', 'SELECT count(*) = 0 FROM pg_stat_wal_receiver'),
 	"r2's replication is cut");
-my $s1 = registry_node('s1', $r1, prefix => '/lost', lease => 20, shards => '7');
+my $s1 = registry_node('s1', $r1, prefix => '/lost', lease => 30, shards => '7');
 $s1->start;
 $s1->safe_psql('postgres', 'CREATE EXTENSION snowflake; CREATE TABLE t (id bigint NOT NULL)');
 wait_generating($s1);
@@ -268,14 +256,14 @@ kill 'STOP', @w1;
 $r1->stop('immediate');
 $r2->promote;
 is($r2->safe_psql('registry', q{SELECT count(*) FROM snowflake_registry.claims
-	WHERE id_space = '/lost' AND lease_ttl_s = 20}), '0', "r2 lacks s1's claim");
+	WHERE id_space = '/lost' AND lease_ttl_s = 30}), '0', "r2 lacks s1's claim");
 
 my $s2 = registry_node('s2', $r2, prefix => '/lost', lease => 3, shards => '7');
 $s2->start;
 $s2->safe_psql('postgres', 'CREATE EXTENSION snowflake; CREATE TABLE t (id bigint NOT NULL)');
 push @l2, loader($s2);
 my ($both2, $samples2) = (0, 0);
-while (time < $s1_claimed + 20 + 2)
+while (time < $s1_claimed + 30 + 2)
 {
 	my $g1 = $s1->safe_psql('postgres', q{SELECT generating AND shard_id = 7 FROM snowflake_registry});
 	my $g2 = $s2->safe_psql('postgres', q{SELECT generating AND shard_id = 7 FROM snowflake_registry});
@@ -309,6 +297,19 @@ cmp_ok($m2, '>', 0, 's2 issued IDs');
 is($s1->safe_psql('postgres', 'SELECT count(*) FROM t JOIN t2 USING (id)'), '0',
 	'no ID issued by both s1 and s2');
 $_->stop for ($s1, $s2);
+
+# a claim above the limit is refused, saying why
+my $long = registry_node('long', $r2, prefix => '/lost', lease => 40, shards => '8');
+$long->start;
+$long->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+ok($long->poll_query_until('postgres',
+		q{SELECT last_error ~ 'longer than the registry allows' FROM snowflake_registry}),
+	'a 40 s lease against max_lease_s = 30: refused');
+like(registry_row($long, 'last_error'), qr/a lease of 40 s is longer than the registry allows \(max_lease_s = 30 s\)/,
+	'last_error says why');
+is(registry_row($long, 'generating'), 'f', 'it generates nothing');
+$long->stop;
+
 $r2->stop;
 
 done_testing();
