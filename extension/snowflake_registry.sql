@@ -68,15 +68,64 @@ CREATE TABLE IF NOT EXISTS snowflake_registry.shards (
     PRIMARY KEY (id_space, datacenter, worker)
 );
 
+-- Limits (1.3): the longest lease and mark lead any claim may have, one
+-- row.  A failover to a standby that lacks the last claims pauses claims for
+-- at least these (epoch(), below): a bound that does not depend on rows the
+-- standby may have lost.  Every claim and renewal must respect them (the
+-- trigger claims_limits refuses one that does not).  Made from the claims
+-- there are (at least 60 s and 10 s); raise them as the operations guide
+-- says (before any server uses a longer lease, and let the standbys have
+-- the change first).
+CREATE TABLE IF NOT EXISTS snowflake_registry.limits (
+    max_lease_s integer NOT NULL CHECK (max_lease_s BETWEEN 1 AND 3600),
+    max_lead_ms integer NOT NULL CHECK (max_lead_ms BETWEEN 0 AND 3601000),
+    single      boolean PRIMARY KEY DEFAULT true CHECK (single)
+);
+INSERT INTO snowflake_registry.limits (max_lease_s, max_lead_ms)
+SELECT greatest(60, max(c.lease_ttl_s)), greatest(10000, max(c.lead_ms))
+  FROM snowflake_registry.claims c
+ON CONFLICT DO NOTHING;
+
+CREATE OR REPLACE FUNCTION snowflake_registry.claims_limits() RETURNS trigger
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    l record;
+BEGIN
+    SELECT * INTO l FROM snowflake_registry.limits;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'the registry has no limits row (snowflake_registry.limits)'
+            USING ERRCODE = '55000',
+                  HINT = 'Run snowflake_registry.sql again as the role that made the tables.';
+    END IF;
+    IF NEW.lease_ttl_s > l.max_lease_s THEN
+        RAISE EXCEPTION 'a lease of % s is longer than the registry allows (max_lease_s = % s)',
+            NEW.lease_ttl_s, l.max_lease_s
+            USING ERRCODE = '23514',
+                  HINT = 'Lower snowflake.registry_lease, or raise max_lease_s in snowflake_registry.limits as the operations guide says.';
+    END IF;
+    IF NEW.lead_ms > l.max_lead_ms THEN
+        RAISE EXCEPTION 'a mark lead of % ms is longer than the registry allows (max_lead_ms = % ms)',
+            NEW.lead_ms, l.max_lead_ms
+            USING ERRCODE = '23514',
+                  HINT = 'Lower snowflake.max_clock_lead, or raise max_lead_ms in snowflake_registry.limits as the operations guide says.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
 -- Epochs (1.3): the registry database's history of failovers.  A standby
 -- promoted after asynchronous replication may lack the last writes of the
 -- old primary: heartbeats, freshness marks, releases, even whole claims.  So
 -- on a database seen for the first time under a new (system identifier,
 -- timeline), nothing is claimed and no active claim is marked expired until
--- claims_from: the longest lease of the claims of the last day, plus how far
--- their marks reach past the deadline (lead_ms, 2 s where unknown), plus a
--- margin of 5 s for the clocks, after the first claim that saw the epoch (at
--- or after the promotion).  By then every holder of the old primary has
+-- claims_from: the longest lease any claim may have (limits.max_lease_s, or
+-- a longer one among the claims of the last day), plus how far marks may
+-- reach past the deadline (limits.max_lead_ms, or more among those claims),
+-- plus a margin of 5 s for the clocks, after the first claim that saw the
+-- epoch (at or after the promotion).  The limits, not the claims the new
+-- primary knows: a lost claim may have had a longer lease than any of them.  By then every holder of the old primary has
 -- passed its deadline; a claim then resumes above claims_from too (the
 -- shard's mark is raised to it), above every ID such a holder issued.  The
 -- triggers below enforce it for every claimer, whatever its version.  A
@@ -117,7 +166,11 @@ BEGIN
        AND NOT EXISTS (SELECT FROM snowflake_registry.claims) THEN
         pause_ms := 0;
     ELSE
-        SELECT coalesce(max(c.lease_ttl_s), 60) * 1000 + coalesce(max(coalesce(c.lead_ms, 2000)), 2000) + 5000
+        SELECT greatest(coalesce(max(c.lease_ttl_s), 0),
+                        coalesce((SELECT l.max_lease_s FROM snowflake_registry.limits l), 3600)) * 1000
+               + greatest(coalesce(max(coalesce(c.lead_ms, 2000)), 2000),
+                          coalesce((SELECT l.max_lead_ms FROM snowflake_registry.limits l), 3601000))
+               + 5000
           INTO pause_ms
           FROM snowflake_registry.claims c
          WHERE c.last_heartbeat > (SELECT max(m.last_heartbeat) FROM snowflake_registry.claims m)
@@ -168,6 +221,14 @@ BEGIN
         CREATE TRIGGER claims_guard_insert BEFORE INSERT ON snowflake_registry.claims
             FOR EACH ROW WHEN (NEW.status = 'active')
             EXECUTE FUNCTION snowflake_registry.claims_guard();
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_trigger
+                   WHERE tgrelid = 'snowflake_registry.claims'::regclass
+                     AND tgname = 'claims_limits') THEN
+        CREATE TRIGGER claims_limits BEFORE INSERT OR UPDATE OF lease_ttl_s, lead_ms
+            ON snowflake_registry.claims
+            FOR EACH ROW WHEN (NEW.status = 'active')
+            EXECUTE FUNCTION snowflake_registry.claims_limits();
     END IF;
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_trigger
                    WHERE tgrelid = 'snowflake_registry.claims'::regclass

@@ -121,6 +121,12 @@ typedef struct SfRegistryBackend
 	 * (unknown, or a quorum like etcd's where it does not matter).
 	 */
 	const char *(*replication) (void);
+	/*
+	 * The last failure was a refusal of the registry itself, not a failure
+	 * to reach it: its settings cannot keep what it acknowledges (a
+	 * PostgreSQL registry with fsync = off).  error() says why.
+	 */
+	bool		(*refused) (void);
 } SfRegistryBackend;
 
 #endif							/* SNOWFLAKE_BACKEND_HPP */

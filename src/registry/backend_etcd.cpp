@@ -260,6 +260,13 @@ e_replication(void)
 	return NULL;
 }
 
+/* Nothing of etcd's settings is checked (docs/registry.md). */
+bool
+e_refused(void)
+{
+	return false;
+}
+
 }								/* namespace */
 
 const SfRegistryBackend sf_etcd_backend = {
@@ -282,4 +289,5 @@ const SfRegistryBackend sf_etcd_backend = {
 	e_publish,
 	e_holder,
 	e_replication,
+	e_refused,
 };

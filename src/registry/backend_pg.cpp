@@ -173,9 +173,11 @@ find_missing(int64_t deadline, const char **missing)
 					 " to_regclass('" SF_PG_SCHEMA ".claims') IS NOT NULL,"
 					 " to_regclass('" SF_PG_SCHEMA ".shards') IS NOT NULL,"
 					 " to_regclass('" SF_PG_SCHEMA ".epochs') IS NOT NULL"
+					 "  AND to_regclass('" SF_PG_SCHEMA ".limits') IS NOT NULL"
 					 "  AND (SELECT count(*) FROM pg_catalog.pg_trigger"
 					 "   WHERE tgrelid = to_regclass('" SF_PG_SCHEMA ".claims')"
-					 "    AND tgname IN ('claims_guard_insert', 'claims_guard_expire')) = 2",
+					 "    AND tgname IN ('claims_guard_insert', 'claims_guard_expire',"
+					 "                   'claims_limits')) = 3",
 					 -1, NULL, &a, deadline))
 		return false;
 	if (a.count != 1 || PQntuples(a.res[0]) != 1 || PQnfields(a.res[0]) != 4)
@@ -200,7 +202,7 @@ find_missing(int64_t deadline, const char **missing)
 	else if (strcmp(PQgetvalue(r, 0, 2), "t") != 0)
 		*missing = SF_PG_SCHEMA ".shards";
 	else if (strcmp(PQgetvalue(r, 0, 3), "t") != 0)
-		*missing = SF_PG_SCHEMA ".epochs and its triggers (new in 1.3)";
+		*missing = SF_PG_SCHEMA ".epochs, .limits and their triggers (new in 1.3)";
 	pgconn::clear(&a);
 	return true;
 }
@@ -529,7 +531,7 @@ claim_sql(int64_t shard, int64_t lease, const char *identity, int64_t *sent_wall
 				 "SELECT c.holder, c.lease, s.mark_ms::text, (extract(epoch FROM now()) * 1000)::bigint,"
 				 " e.timeline, (extract(epoch FROM e.first_seen_at) * 1000)::bigint,"
 				 " (extract(epoch FROM e.claims_from) * 1000)::bigint, e.claims_from > now(),"
-				 " e.claims_from > e.first_seen_at"
+				 " e.claims_from > e.first_seen_at," SF_PG_REPLICATION_COLUMNS
 				 " FROM " SF_PG_SCHEMA ".epoch() e, " SF_PG_SCHEMA ".shards s"
 				 " LEFT JOIN " SF_PG_SCHEMA ".claims c"
 				 " ON c.id_space = s.id_space AND c.datacenter = s.datacenter"
@@ -593,7 +595,7 @@ p_claim(int64_t shard, int64_t lease, const char *identity, SfClaim *out)
 		return SF_BACKEND_FAILED;
 	ok = pgconn::run(&st.pg, "claiming a shard", sql, -1, NULL, &a, deadline);
 	free(sql);
-	if (!ok || !pgconn::one_row(&st.pg, "claiming a shard", &a, 4, 9, Notes{3, -1}, sent_wall))
+	if (!ok || !pgconn::one_row(&st.pg, "claiming a shard", &a, 4, 13, Notes{3, 9}, sent_wall))
 		return SF_BACKEND_FAILED;
 	read_claim(a.res[3], PQntuples(a.res[2]) == 1, out);
 	pgconn::clear(&a);
@@ -637,7 +639,7 @@ p_publish(int64_t shard, int64_t lease, int64_t mark_ms, bool *applied)
 		" RETURNING id_space, datacenter, worker)"
 		" UPDATE " SF_PG_SCHEMA ".shards s SET mark_ms = $5 FROM c"
 		" WHERE s.id_space = c.id_space AND s.datacenter = c.datacenter"
-		" AND s.worker = c.worker RETURNING 1";
+		" AND s.worker = c.worker RETURNING 1," SF_PG_DURABILITY_COLUMNS;
 	char		dc[24], worker[24], l[24], m[24];
 	const char *params[5] = {st.prefix, dc, worker, l, m};
 	Answer		a;
@@ -648,6 +650,10 @@ p_publish(int64_t shard, int64_t lease, int64_t mark_ms, bool *applied)
 	if (!pgconn::request(&st.pg, "publishing the freshness mark", sql, 5, params, &a))
 		return SF_BACKEND_FAILED;
 	*applied = a.count == 1 && PQntuples(a.res[0]) == 1;
+	/* a mark the registry may lose in a crash is no mark */
+	if (*applied && !pgconn::one_row(&st.pg, "publishing the freshness mark", &a, 1, 3,
+									 Notes{-1, -1, 1}, 0))
+		return SF_BACKEND_FAILED;
 	pgconn::clear(&a);
 	return SF_BACKEND_OK;
 }
@@ -678,6 +684,12 @@ p_replication(void)
 	return st.pg.replication;
 }
 
+bool
+p_refused(void)
+{
+	return st.pg.refused;
+}
+
 }								/* namespace */
 
 const SfRegistryBackend sf_pg_backend = {
@@ -700,4 +712,5 @@ const SfRegistryBackend sf_pg_backend = {
 	p_publish,
 	p_holder,
 	p_replication,
+	p_refused,
 };

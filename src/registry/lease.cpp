@@ -93,6 +93,7 @@ typedef struct SfWorker
 	int64		failover_logged;	/* the registry's failover whose pause was logged (ms) */
 	int64		epoch_floor_ms; /* of the last claim: SfClaim.epoch_floor_ms */
 	char		replication[32];	/* how the registry replicates, as last noted */
+	bool		refused_warned; /* the registry's refusal (fsync = off) was logged */
 } SfWorker;
 
 /* What one claim of a shard came to (sf_try_shard). */
@@ -287,15 +288,29 @@ sf_pool_size(void)
 	return n;
 }
 
-/* The transport failed: note it and back off. */
+/*
+ * The transport failed, or the registry was refused (it cannot keep a
+ * commit: one WARNING until it is taken again): note it and back off.  A
+ * shard held stays held until its deadline either way.
+ */
 static void
 sf_unreachable(SfWorker *w, const char *what)
 {
-	char		error[300];
+	char		error[512];
+	bool		refused = sf_backend->refused();
 
 	pg_atomic_write_u32(&sf_reg->failing, 1);
 	snprintf(error, sizeof(error), "%s: %s", what, sf_backend->error());
-	sf_set_state(w->held >= 0 ? (w->expired ? REG_EXPIRED : REG_HELD) : REG_UNREACHABLE, error);
+	if (refused && !w->refused_warned)
+		ereport(WARNING,
+				(errmsg("snowflake registry: refusing %s: %s", sf_registry_noun(), error),
+				 errdetail("Every claim, renewal and freshness mark must survive a crash of the "
+						   "registry, or two servers may hold the same shard."),
+				 errhint("Set fsync = on on the registry's server (a reload); see the "
+						 "operations guide.")));
+	w->refused_warned = refused;
+	sf_set_state(w->held >= 0 ? (w->expired ? REG_EXPIRED : REG_HELD) :
+				 refused ? REG_UNSAFE : REG_UNREACHABLE, error);
 }
 
 static void

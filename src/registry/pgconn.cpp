@@ -318,12 +318,19 @@ connect_session(Conn *c, int64_t deadline)
 	return true;
 }
 
-/* Connects (if need be) and sets the session up; false with error. */
+/*
+ * Connects (if need be) and sets the session up; false with error.  The
+ * registry's own writes must survive a crash of its server whatever that
+ * server's settings: the session raises synchronous_commit off or local to
+ * on (never lowers remote_write or remote_apply), and a server running with
+ * fsync = off, which can lose any commit, is refused.
+ */
 bool
 ensure_connected(Conn *c, int64_t deadline)
 {
+	static const char *const what = "setting up the session";
 	Answer		a;
-	char		setup[256];
+	char		setup[512];
 
 	if (c->conn && c->ready)
 		return true;
@@ -332,9 +339,19 @@ ensure_connected(Conn *c, int64_t deadline)
 	/* our names schema-qualified, operators and functions from pg_catalog only */
 	snprintf(setup, sizeof(setup),
 			 "SET search_path = pg_catalog, pg_temp; SET statement_timeout = %ld; "
-			 "SET client_min_messages = warning", (long) c->timeout_ms);
-	if (!run(c, "setting up the session", setup, -1, NULL, &a, deadline))
+			 "SET client_min_messages = warning; "
+			 "SELECT set_config('synchronous_commit', 'on', false)"
+			 " WHERE current_setting('synchronous_commit') IN ('off', 'local'); "
+			 "SELECT" SF_PG_DURABILITY_COLUMNS, (long) c->timeout_ms);
+	if (!run(c, what, setup, -1, NULL, &a, deadline))
 		return false;
+	if (a.count != 5 || PQntuples(a.res[4]) != 1 || PQnfields(a.res[4]) != 2)
+		return fail(c, what, "unexpected answer", &a);
+	if (!durable(c, what, a.res[4], 0))
+	{
+		clear(&a);
+		return false;
+	}
 	clear(&a);
 	if (c->on_session && !c->on_session(c, deadline))
 		return false;
@@ -417,8 +434,35 @@ set_error(Conn *c, const char *what, const char *msg) noexcept
 }
 
 bool
+durable(Conn *c, const char *what, const PGresult *row, int col) noexcept
+{
+	const char *fsync = PQgetvalue(row, 0, col);
+	const char *commit = PQgetvalue(row, 0, col + 1);
+	char		msg[400];
+
+	if (strcmp(fsync, "on") == 0 && strcmp(commit, "off") != 0 && strcmp(commit, "local") != 0)
+		return true;
+	if (strcmp(fsync, "on") != 0)
+	{
+		c->refused = true;
+		snprintf(msg, sizeof(msg), "the registry server runs with fsync = off: a crash of its "
+				 "host can lose claims it acknowledged, and two servers would then issue the "
+				 "same IDs; set fsync = on there");
+	}
+	else
+		snprintf(msg, sizeof(msg), "the answer ran under synchronous_commit = %.20s, not the "
+				 "\"on\" this session was given (a connection pooler that does not keep "
+				 "session settings?): it could be lost in a crash, so it is not used",
+				 commit);
+	set_error(c, what, msg);
+	drop(c);
+	return false;
+}
+
+bool
 begin(Conn *c, const char *what, int64_t *deadline) noexcept
 {
+	c->refused = false;
 	*deadline = request_deadline(c);
 	if (*deadline <= mono_ns())
 	{
@@ -496,7 +540,28 @@ one_row(Conn *c, const char *what, Answer *a, int results, int nfields, Notes no
 	if (notes.clock_col >= 0)
 		note_clock(c, PQgetvalue(row, 0, notes.clock_col), sent_wall, wall_ms());
 	if (notes.replication_col >= 0)
+	{
 		note_replication(c, row, notes.replication_col);
+		if (PQnfields(row) < notes.replication_col + 4)
+		{
+			clear(a);
+			set_error(c, what, "unexpected answer");
+			return false;
+		}
+		if (!durable(c, what, row, notes.replication_col + 2))
+		{
+			clear(a);
+			return false;
+		}
+	}
+	if (notes.durability_col >= 0 &&
+		(PQnfields(row) < notes.durability_col + 2 || !durable(c, what, row, notes.durability_col)))
+	{
+		if (PQnfields(row) < notes.durability_col + 2)
+			set_error(c, what, "unexpected answer");
+		clear(a);
+		return false;
+	}
 	return true;
 }
 

@@ -46,14 +46,27 @@ bool		sf_pg_target_has_password(const char *target);
 void		sf_pg_target_display(const char *target, char *buf, size_t buflen);
 
 /*
- * Two columns an answer may carry for Notes.replication_col: the registry's
- * walsenders (its standbys: all any role sees of pg_stat_replication) and
- * whether its commits wait for a synchronous one.
+ * Two columns an answer may carry after others (SF_PG_REPLICATION_COLUMNS,
+ * or alone for Notes.durability_col): the settings the statement ran under
+ * that decide whether its commit survives a crash of the registry's server,
+ * fsync and synchronous_commit.  An answer under fsync = off is refused (the
+ * registry is), one under synchronous_commit = off or local too (the session
+ * lost the setting pgconn gives it: the next request makes a new one).
+ */
+#define SF_PG_DURABILITY_COLUMNS \
+	" current_setting('fsync'), current_setting('synchronous_commit')"
+
+/*
+ * Four columns an answer may carry for Notes.replication_col: the
+ * registry's walsenders (its standbys: all any role sees of
+ * pg_stat_replication), whether its commits wait for a synchronous one, and
+ * SF_PG_DURABILITY_COLUMNS.
  */
 #define SF_PG_REPLICATION_COLUMNS \
 	" (SELECT count(*) FROM pg_catalog.pg_stat_replication)," \
 	" current_setting('synchronous_standby_names') <> ''" \
-	" AND current_setting('synchronous_commit') NOT IN ('off', 'local')"
+	" AND current_setting('synchronous_commit') NOT IN ('off', 'local')," \
+	SF_PG_DURABILITY_COLUMNS
 
 namespace pgconn
 {
@@ -98,6 +111,11 @@ struct Conn
 	uint64_t	counted_received;
 	const char *replication;	/* as the last answer showed, NULL: unknown */
 	/*
+	 * The last failure was a refusal of the registry's settings (it cannot
+	 * keep a commit: fsync = off), not a failure to reach it.
+	 */
+	bool		refused;
+	/*
 	 * The registry's clock from the last answer that carried it: this
 	 * server's wall clock minus the registry's lay within [sample_lo_ms,
 	 * sample_hi_ms]; sample_new until taken.
@@ -112,6 +130,7 @@ struct Notes
 {
 	int			clock_col;		/* the registry's now(), Unix ms */
 	int			replication_col;	/* SF_PG_REPLICATION_COLUMNS */
+	int			durability_col = -1;	/* SF_PG_DURABILITY_COLUMNS alone */
 };
 
 /* CLOCK_MONOTONIC in ns, CLOCK_REALTIME in ms. */
@@ -145,6 +164,13 @@ bool		run(Conn *c, const char *what, const char *sql, int nparams,
 				const char *const *params, Answer *a, int64_t deadline,
 				char *sqlstate = nullptr) noexcept;
 
+/*
+ * Whether the row's SF_PG_DURABILITY_COLUMNS at col show a commit that
+ * survives a crash of the registry's server; false with error (refused when
+ * fsync is off), the session dropped.
+ */
+bool		durable(Conn *c, const char *what, const PGresult *row, int col) noexcept;
+
 /* begin() then run() of one statement with params. */
 bool		request(Conn *c, const char *what, const char *sql, int nparams,
 					const char *const *params, Answer *a) noexcept;
@@ -153,7 +179,9 @@ bool		request(Conn *c, const char *what, const char *sql, int nparams,
  * Checks that *a holds `results` results, the last one a single row (of
  * nfields columns; 0: any), and notes what that row tells of the registry's
  * clock (sent_wall: this server's wall clock before the request) and
- * replication.  Otherwise error "unexpected answer", *a cleared, false.
+ * replication.  Otherwise error "unexpected answer", *a cleared, false; so
+ * too when the row shows settings under which the registry may lose the
+ * commit (SF_PG_DURABILITY_COLUMNS), the session then dropped.
  */
 bool		one_row(Conn *c, const char *what, Answer *a, int results, int nfields,
 					Notes notes, int64_t sent_wall) noexcept;

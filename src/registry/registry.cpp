@@ -93,7 +93,7 @@ SfPool	   *sf_pool = NULL;
 
 const char *const sf_state_names[] = {
 	"off", "claiming", "held", "expired", "pool full", "unreachable", "mark refused",
-	"clock skew", "failover pause"
+	"clock skew", "failover pause", "registry refused"
 };
 
 SfRegistryShared *sf_reg = NULL;
@@ -467,6 +467,14 @@ sf_registry_refuse(int64 shard, bool explicit_shard, int64 held)
 				 errhint("Nothing to do: the registry worker claims a shard once the pause "
 						 "is over.  A registry with synchronous replication needs no pause; "
 						 "see the operations guide.")));
+	if (state == REG_UNSAFE)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot generate snowflake IDs: %s cannot keep what it acknowledges, "
+						"so no shard is taken from it", sf_registry_noun()),
+				 errdetail("%s", error),
+				 errhint("Set fsync = on on the registry's server; the registry worker claims "
+						 "a shard once it is.")));
 	if (holder[0] != '\0' && (state == REG_CLAIMING || state == REG_POOL_FULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -54,7 +54,8 @@ typedef enum SfRegState
 	REG_UNREACHABLE,
 	REG_REFUSED,
 	REG_SKEW,					/* this server's clock is too far from the registry's */
-	REG_FAILOVER				/* the registry failed over lately: no claim yet */
+	REG_FAILOVER,				/* the registry failed over lately: no claim yet */
+	REG_UNSAFE					/* the registry cannot keep a commit (fsync = off): refused */
 } SfRegState;
 
 extern const char *const sf_state_names[];

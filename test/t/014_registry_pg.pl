@@ -37,7 +37,7 @@ use SnowflakeTest;
 use RegistryTest;
 
 my $reg = node('registry', preload => 0, allows_streaming => 1,
-	conf => "max_connections = 40\n", start => 1);
+	conf => "fsync = on\nmax_connections = 40\n", start => 1);
 
 sub rq
 {

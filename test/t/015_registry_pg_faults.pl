@@ -37,7 +37,7 @@ chomp $sharedir;
 my $script = "$sharedir/extension/snowflake_registry.sql";
 ok(-f $script, "the schema script is installed: $script");
 
-my $reg = node('registry', preload => 0, conf => "listen_addresses = '127.0.0.1'\n", start => 1);
+my $reg = node('registry', preload => 0, conf => "fsync = on\nlisten_addresses = '127.0.0.1'\n", start => 1);
 $reg->safe_psql('postgres', 'CREATE DATABASE registry');
 
 my $x = registry_node('x', $reg, prefix => '/faults', lease => 3);

@@ -43,7 +43,7 @@ sub wait_log
 # (a) PostgreSQL registry
 ###########################################################################
 
-my $reg = node('registry', preload => 0, start => 1);
+my $reg = node('registry', preload => 0, conf => "fsync = on\n", start => 1);
 $reg->safe_psql('postgres', 'CREATE DATABASE registry');
 
 # Does libfaketime reach the registry worker of this start?  Bookworm's

@@ -144,7 +144,7 @@ sub partition_case
 
 {
 	my $ns = NetNs->new;
-	my $reg = node('registry', preload => 0, conf => "listen_addresses = '" . $ns->outer . "'\n");
+	my $reg = node('registry', preload => 0, conf => "fsync = on\nlisten_addresses = '" . $ns->outer . "'\n");
 	$reg->append_conf('pg_hba.conf', "host all all 198.18.0.0/16 trust\n");
 	$reg->start;
 	$reg->safe_psql('postgres', 'CREATE DATABASE registry');

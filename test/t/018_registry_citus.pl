@@ -33,7 +33,7 @@ ok(defined $recipe, 'docs/operations.md has the marked registry settings for Cit
 
 # Every node's settings, the coordinator's included: the guide's snowflake.*
 # lines, with this coordinator's address and database (and a short lease).
-my $coord = node('coordinator', conf => "max_connections = 40\ninclude 'registry.conf'\n");
+my $coord = node('coordinator', conf => "fsync = on\nmax_connections = 40\ninclude 'registry.conf'\n");
 sub guide_settings
 {
 	my ($node) = @_;

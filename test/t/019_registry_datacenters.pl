@@ -26,7 +26,7 @@ use SnowflakeTest;
 use EtcdCluster;
 use RegistryTest;
 
-my $reg = node('registry', preload => 0, start => 1);
+my $reg = node('registry', preload => 0, conf => "fsync = on\n", start => 1);
 $reg->safe_psql('postgres', 'CREATE DATABASE registry');
 
 my %dc = (a => 1, b => 1, c => 2);

@@ -34,7 +34,7 @@ use RegistryTest;
 
 my $lease = 10;
 
-my $r1 = node('r1', preload => 0, allows_streaming => 1, start => 1);
+my $r1 = node('r1', preload => 0, conf => "fsync = on\n", allows_streaming => 1, start => 1);
 $r1->safe_psql('postgres', 'CREATE DATABASE registry');
 $r1->backup('r1b');
 my $r2 = node('r2', standby => [ $r1, 'r1b' ], start => 1);

@@ -113,7 +113,7 @@ SKIP:
 	$etcd->stop;
 }
 
-my $reg = node('registry', preload => 0, start => 1);
+my $reg = node('registry', preload => 0, conf => "fsync = on\n", start => 1);
 $reg->safe_psql('postgres', 'CREATE DATABASE registry');
 
 my $p = registry_node('idle_pg', $reg, prefix => '/outage/idle', lease => 5, shard_id => 4);
