@@ -200,7 +200,10 @@ BEGIN
 END
 $fn$;
 
--- Whether any ID was drawn on this database (any shard's sequence moved).
+-- Whether any ID was drawn or placed on this database: a shard's sequence
+-- was drawn from, or its cap was set (a jump or an adopt leaves the
+-- sequence at setval(S, T, false), which reads as never called, but its
+-- next value, and every ID the adopt stepped over, carry this layout).
 CREATE FUNCTION @extschema@.snowflake__any_issued()
 RETURNS boolean
 LANGUAGE plpgsql STABLE
@@ -208,7 +211,8 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
     RETURN EXISTS (SELECT 1 FROM @extschema@.snowflake__shard s
-                   WHERE pg_sequence_last_value(s.seq) IS NOT NULL);
+                   WHERE pg_sequence_last_value(s.seq) IS NOT NULL
+                      OR coalesce(pg_sequence_last_value(s.cap), 0) > 0);
 END
 $fn$;
 
@@ -724,7 +728,7 @@ BEGIN
         one := @extschema@.snowflake__fast_path(cfg, cfg.shard_id);
     END IF;
     EXECUTE format($$CREATE OR REPLACE FUNCTION %s.snowflake_nextval() RETURNS bigint
-        LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+        LANGUAGE sql VOLATILE PARALLEL UNSAFE
         RETURN %s$$, '@extschema@', one);
 
     FOR s IN SELECT DISTINCT x FROM unnest(ARRAY[cfg.shard_id] || cfg.shard_ids) x WHERE x IS NOT NULL ORDER BY x LOOP

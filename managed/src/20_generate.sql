@@ -299,7 +299,7 @@ BEGIN
         one := @extschema@.snowflake__fast_path(cfg, cfg.shard_id);
     END IF;
     EXECUTE format($$CREATE OR REPLACE FUNCTION %s.snowflake_nextval() RETURNS bigint
-        LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+        LANGUAGE sql VOLATILE PARALLEL UNSAFE
         RETURN %s$$, '@extschema@', one);
 
     FOR s IN SELECT DISTINCT x FROM unnest(ARRAY[cfg.shard_id] || cfg.shard_ids) x WHERE x IS NOT NULL ORDER BY x LOOP
