@@ -195,7 +195,10 @@ BEGIN
 END
 $fn$;
 
--- Whether any ID was drawn on this database (any shard's sequence moved).
+-- Whether any ID was drawn or placed on this database: a shard's sequence
+-- was drawn from, or its cap was set (a jump or an adopt leaves the
+-- sequence at setval(S, T, false), which reads as never called, but its
+-- next value, and every ID the adopt stepped over, carry this layout).
 CREATE FUNCTION @extschema@.snowflake__any_issued()
 RETURNS boolean
 LANGUAGE plpgsql STABLE
@@ -203,7 +206,8 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
     RETURN EXISTS (SELECT 1 FROM @extschema@.snowflake__shard s
-                   WHERE pg_sequence_last_value(s.seq) IS NOT NULL);
+                   WHERE pg_sequence_last_value(s.seq) IS NOT NULL
+                      OR coalesce(pg_sequence_last_value(s.cap), 0) > 0);
 END
 $fn$;
 
@@ -268,6 +272,7 @@ DECLARE
     ts_bits integer;
     deps text;
     s integer;
+    new_shard boolean;
 BEGIN
     -- one configure at a time, and no generation across a layout change
     SELECT * INTO old FROM @extschema@.snowflake__config FOR UPDATE;
@@ -385,6 +390,10 @@ BEGIN
         datacenter_bits = excluded.datacenter_bits, shard_id = excluded.shard_id,
         shard_ids = excluded.shard_ids, import_shards = excluded.import_shards,
         max_clock_lead = excluded.max_clock_lead, max_clock_wait = excluded.max_clock_wait;
+    -- a live shard set for the first time in this database
+    new_shard := EXISTS (SELECT 1 FROM unnest(ARRAY[n.shard_id] || n.shard_ids) x
+                          WHERE x IS NOT NULL
+                            AND NOT EXISTS (SELECT 1 FROM @extschema@.snowflake__shard sh WHERE sh.shard_id = x));
     FOREACH s IN ARRAY (CASE WHEN n.shard_id IS NULL THEN '{}'::integer[] ELSE ARRAY[n.shard_id] END) || n.shard_ids || n.import_shards LOOP
         PERFORM @extschema@.snowflake__ensure_shard(s);
     END LOOP;
@@ -400,6 +409,12 @@ BEGIN
         EXECUTE 'SELECT @extschema@.snowflake__define_decoders($1, $2, $3, $4, $5, $6, $7)'
           USING n.epoch_ms, n.time_unit_ms, n.id_bits, n.shard_bits, n.sequence_bits,
                 n.datacenter_bits, n.shard_id;
+    END IF;
+    -- a new shard in a database that already holds IDs (a restore from the
+    -- extension, or from another install): start above every stored one,
+    -- as snowflake_adopt_database() does (50_move.sql)
+    IF new_shard AND to_regprocedure('@extschema@.snowflake_adopt_database(timestamptz,boolean)') IS NOT NULL THEN
+        EXECUTE 'SELECT @extschema@.snowflake_adopt_database()';
     END IF;
     RETURN QUERY SELECT * FROM @extschema@.snowflake__config;
 END
@@ -2062,5 +2077,127 @@ REVOKE ALL ON FUNCTION snowflake_adopt_database(timestamptz, boolean) FROM PUBLI
 
 COMMENT ON FUNCTION snowflake_adopt_database(timestamptz, boolean) IS
 'after a restore: resumes every shard above the largest ID in bigint columns defaulting to this edition''s generators (tables of the owner; others listed) and above at_least; refuses a floor more than max_clock_lead + max_clock_wait ahead unless allow_future';
+
+-- ---- managed/src/60_unconfigured.sql ----
+-- ===========================================================================
+-- 60_unconfigured.sql: no decoding with a layout nobody configured.
+--
+-- Until the first snowflake_configure() the layout-dependent functions
+-- raise 55000 instead of decoding with the default layout: an expression
+-- index, a generated column or a CHECK built before the owner configures
+-- would otherwise store the default layout's answers (the "stale index"
+-- trap of issue 33).  This matters most in a pg_tle restore, where CREATE
+-- EXTENSION makes the functions afresh while the configuration comes back
+-- with the data: so a trigger on the configuration table regenerates the
+-- decoders (and, once the shards' rows are there, the generators) from the
+-- row the restore writes, before the post-data section builds the indexes.
+-- The trigger acts only on a write its writer may already do: no role but
+-- the owner has any privilege on the table, and the functions it calls are
+-- not SECURITY DEFINER.  snowflake_configure() stays the way to change it.
+-- ===========================================================================
+
+DO $install$
+BEGIN
+EXECUTE pg_catalog.replace($src$
+-- Replaces every layout-dependent function by one that raises 55000.
+CREATE FUNCTION @extschema@.snowflake__define_unconfigured()
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    f record;
+BEGIN
+    FOR f IN
+        SELECT p.oid, p.proname, p.provolatile, p.proisstrict, p.proparallel
+          FROM pg_proc p
+         WHERE p.oid IN (SELECT to_regprocedure('@extschema@.' || x) FROM unnest(ARRAY[
+                   'snowflake_timestamp(bigint)', 'snowflake_shard_id(bigint)', 'snowflake_sequence(bigint)',
+                   'snowflake_datacenter(bigint)', 'snowflake_worker(bigint)',
+                   'snowflake_min_id(timestamptz)', 'snowflake_min_id(timestamptz,integer)',
+                   'snowflake_max_id(timestamptz)', 'snowflake_max_id(timestamptz,integer)',
+                   'snowflake_time_bound(timestamptz)', 'snowflake__named_layout(text)',
+                   'snowflake_layout()']) x)
+    LOOP
+        EXECUTE format($q$CREATE OR REPLACE FUNCTION %s.%I(%s) RETURNS %s
+            LANGUAGE plpgsql %s %s PARALLEL %s
+            AS $body$
+            BEGIN
+                RAISE EXCEPTION USING ERRCODE = '55000',
+                    MESSAGE = 'the snowflake SQL edition is not configured',
+                    DETAIL = 'Its layout-dependent functions do not decode until a layout is configured, so that no index or stored value is built with a layout other than the one the IDs carry.',
+                    HINT = 'As the database owner, run snowflake_configure() (with the layout the IDs were made with, and this database''s shard).';
+            END
+            $body$$q$,
+            '@extschema@', f.proname, pg_get_function_arguments(f.oid), pg_get_function_result(f.oid),
+            CASE f.provolatile WHEN 'i' THEN 'IMMUTABLE' WHEN 's' THEN 'STABLE' ELSE 'VOLATILE' END,
+            CASE WHEN f.proisstrict THEN 'STRICT' ELSE 'CALLED ON NULL INPUT' END,
+            CASE f.proparallel WHEN 's' THEN 'SAFE' WHEN 'r' THEN 'RESTRICTED' ELSE 'UNSAFE' END);
+    END LOOP;
+END
+$fn$;
+
+-- The configuration row was written (snowflake_configure, or a restore's
+-- COPY of the row): regenerate the decoders from it, and the generators
+-- once every shard it names has its row.
+CREATE FUNCTION @extschema@.snowflake__config_written()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    PERFORM @extschema@.snowflake__define_decoders(NEW.epoch_ms, NEW.time_unit_ms, NEW.id_bits,
+        NEW.shard_bits, NEW.sequence_bits, NEW.datacenter_bits, NEW.shard_id);
+    PERFORM @extschema@.snowflake__shards_written_generators();
+    RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION @extschema@.snowflake__shards_written_generators()
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cfg @extschema@.snowflake__config;
+BEGIN
+    SELECT * INTO cfg FROM @extschema@.snowflake__config;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM unnest(ARRAY[cfg.shard_id] || cfg.shard_ids) x
+                    WHERE x IS NOT NULL
+                      AND NOT EXISTS (SELECT 1 FROM @extschema@.snowflake__shard s WHERE s.shard_id = x)) THEN
+        PERFORM @extschema@.snowflake__define_generators();
+    END IF;
+END
+$fn$;
+
+CREATE FUNCTION @extschema@.snowflake__shards_written()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    PERFORM @extschema@.snowflake__shards_written_generators();
+    RETURN NULL;
+END
+$fn$;
+
+CREATE TRIGGER snowflake__config_written AFTER INSERT OR UPDATE ON @extschema@.snowflake__config
+    FOR EACH ROW EXECUTE FUNCTION @extschema@.snowflake__config_written();
+CREATE TRIGGER snowflake__shards_written AFTER INSERT ON @extschema@.snowflake__shard
+    FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.snowflake__shards_written();
+$src$, '@extschema@', pg_catalog.quote_ident(pg_catalog.current_schema()));
+END
+$install$;
+
+REVOKE ALL ON FUNCTION snowflake__define_unconfigured() FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake__config_written() FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake__shards_written_generators() FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake__shards_written() FROM PUBLIC;
+
+-- not configured yet
+SELECT snowflake__define_unconfigured();
 
 COMMIT;

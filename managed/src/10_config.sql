@@ -115,7 +115,10 @@ BEGIN
 END
 $fn$;
 
--- Whether any ID was drawn on this database (any shard's sequence moved).
+-- Whether any ID was drawn or placed on this database: a shard's sequence
+-- was drawn from, or its cap was set (a jump or an adopt leaves the
+-- sequence at setval(S, T, false), which reads as never called, but its
+-- next value, and every ID the adopt stepped over, carry this layout).
 CREATE FUNCTION @extschema@.snowflake__any_issued()
 RETURNS boolean
 LANGUAGE plpgsql STABLE
@@ -123,7 +126,8 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
     RETURN EXISTS (SELECT 1 FROM @extschema@.snowflake__shard s
-                   WHERE pg_sequence_last_value(s.seq) IS NOT NULL);
+                   WHERE pg_sequence_last_value(s.seq) IS NOT NULL
+                      OR coalesce(pg_sequence_last_value(s.cap), 0) > 0);
 END
 $fn$;
 
@@ -188,6 +192,7 @@ DECLARE
     ts_bits integer;
     deps text;
     s integer;
+    new_shard boolean;
 BEGIN
     -- one configure at a time, and no generation across a layout change
     SELECT * INTO old FROM @extschema@.snowflake__config FOR UPDATE;
@@ -305,6 +310,10 @@ BEGIN
         datacenter_bits = excluded.datacenter_bits, shard_id = excluded.shard_id,
         shard_ids = excluded.shard_ids, import_shards = excluded.import_shards,
         max_clock_lead = excluded.max_clock_lead, max_clock_wait = excluded.max_clock_wait;
+    -- a live shard set for the first time in this database
+    new_shard := EXISTS (SELECT 1 FROM unnest(ARRAY[n.shard_id] || n.shard_ids) x
+                          WHERE x IS NOT NULL
+                            AND NOT EXISTS (SELECT 1 FROM @extschema@.snowflake__shard sh WHERE sh.shard_id = x));
     FOREACH s IN ARRAY (CASE WHEN n.shard_id IS NULL THEN '{}'::integer[] ELSE ARRAY[n.shard_id] END) || n.shard_ids || n.import_shards LOOP
         PERFORM @extschema@.snowflake__ensure_shard(s);
     END LOOP;
@@ -320,6 +329,12 @@ BEGIN
         EXECUTE 'SELECT @extschema@.snowflake__define_decoders($1, $2, $3, $4, $5, $6, $7)'
           USING n.epoch_ms, n.time_unit_ms, n.id_bits, n.shard_bits, n.sequence_bits,
                 n.datacenter_bits, n.shard_id;
+    END IF;
+    -- a new shard in a database that already holds IDs (a restore from the
+    -- extension, or from another install): start above every stored one,
+    -- as snowflake_adopt_database() does (50_move.sql)
+    IF new_shard AND to_regprocedure('@extschema@.snowflake_adopt_database(timestamptz,boolean)') IS NOT NULL THEN
+        EXECUTE 'SELECT @extschema@.snowflake_adopt_database()';
     END IF;
     RETURN QUERY SELECT * FROM @extschema@.snowflake__config;
 END

@@ -194,6 +194,23 @@ SKIP:
 	is(ok_as('app', 'SELECT sequence_bits FROM dep.snowflake__settings()'), '12', 'dep: the layout is unchanged');
 }
 
+# A layout change is refused once a shard's sequence was moved even though
+# no value was drawn from it yet: an adopt (and a jump) leaves it at
+# setval(S, T, false), where it reads as never called, and its next value
+# carries the current layout's fields.
+ok_as('app', "CREATE SCHEMA adp; SET search_path = adp;\n" . $install_sql . q{
+	SET search_path = adp;
+	SELECT snowflake_configure(shard_id => 2);
+	SELECT snowflake_adopt_database(at_least => now() - interval '1 minute');
+});
+is(ok_as('app', q{SELECT pg_sequence_last_value(seq) IS NULL, pg_sequence_last_value(cap) > 0
+                  FROM adp.snowflake__shard WHERE shard_id = 2}), 't|t',
+	'adp: the adopt moved the cap, and the sequence reads as never called');
+($rc, $out, $err) = as('app', q{SET search_path = adp; SELECT snowflake_configure(sequence_bits => 14)});
+like($err, qr/55000.*cannot change the snowflake layout: IDs were already issued/s,
+	'adp: layout change after an adopt, before any ID: refused (55000)');
+is(ok_as('app', 'SELECT sequence_bits FROM adp.snowflake__settings()'), '12', 'adp: the layout is unchanged');
+
 # snowflake_stats: pg_monitor reads it, others do not.
 is( ok_as(
 		'watcher', q{

@@ -302,8 +302,9 @@ foreach my $preset (sort keys %presets)
 			'42', "$preset: another role makes and reads public IDs");
 
 		# the SQL edition refuses a schema where the extension is
-		($rc, $out, $err) = $node->psql('appdb', "SET search_path = ext;\n" . $install,
-			extra_params => [ '-U', 'app' ], on_error_stop => 1);
+		# (-f, not stdin: psql stops at the error, which would break the pipe)
+		($rc, $out, $err) = $node->psql('appdb', "SET search_path = ext;",
+			extra_params => [ '-U', 'app', '-f', "$root/managed/install.sql" ], on_error_stop => 1);
 		like($err, qr/the snowflake extension is already installed in schema ext/,
 			"$preset: installing into the extension's schema is refused");
 

@@ -25,6 +25,10 @@ use SnowflakeTest;
 
 my $root = "$FindBin::RealBin/../..";
 my $install = slurp_file("$root/managed/install.sql");
+# A refused install is read with -f, not from stdin: psql stops at the first
+# error, and the rest of a script written to its stdin would then break the
+# pipe (IPC::Run dies with EPIPE).
+my $install_file = "$root/managed/install.sql";
 
 my $node = node('plain', preload => 0, start => 1);
 $node->safe_psql('postgres', q{
@@ -32,7 +36,7 @@ $node->safe_psql('postgres', q{
 	CREATE ROLE other LOGIN;
 	CREATE DATABASE appdb OWNER app;});
 my $app = sub { $node->safe_psql('appdb', $_[0], extra_params => [ '-U', 'app' ]) };
-my $app_try = sub { $node->psql('appdb', $_[0], extra_params => [ '-U', 'app' ], on_error_stop => 1) };
+my $app_try = sub { $node->psql('appdb', $_[0], extra_params => [ '-U', 'app', '-f', $install_file ], on_error_stop => 1) };
 
 is($node->safe_psql('appdb', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app'}), 'f',
 	'the owner is not a superuser');
@@ -40,7 +44,13 @@ is($node->safe_psql('appdb', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'ap
 # (a) public, then a second schema with another layout
 $app->($install);
 $app->("CREATE SCHEMA js;\nSET search_path = js;\n" . $install);
-$app->(q{SELECT js.snowflake__define_decoders(1704067200000, 10, 53, 6, 8, 0)});
+# not configured: no decoding with a layout nobody chose
+my ($rc, $out, $err) = $node->psql('appdb', q{SELECT snowflake_timestamp(1)},
+	extra_params => [ '-U', 'app', '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/ERROR:  55000: the snowflake SQL edition is not configured/,
+	'(a) before snowflake_configure, a decoder raises 55000');
+$app->(q{SELECT count(*) FROM public.snowflake_configure()});
+$app->(q{SELECT count(*) FROM js.snowflake_configure(preset => 'javascript')});
 is($app->(q{SELECT id_bits || ',' || time_unit_ms FROM public.snowflake_layout()}), '63,1',
 	'(a) public has the default layout');
 is($app->(q{SELECT id_bits || ',' || time_unit_ms FROM js.snowflake_layout()}), '53,10',
@@ -52,10 +62,10 @@ is($app->(q{SELECT count(*) FROM pg_extension WHERE extname = 'pgcrypto'}), '1',
 	'(a) the owner created pgcrypto (trusted)');
 
 # (b) refusals
-my ($rc, $out, $err) = $app_try->("SET search_path = nowhere;\n" . $install);
+($rc, $out, $err) = $app_try->("SET search_path = nowhere;");
 like($err, qr/ERROR:  no schema to install the snowflake SQL edition into/,
 	'(b) no schema on the search_path: refused');
-($rc, $out, $err) = $app_try->($install);
+($rc, $out, $err) = $app_try->('');
 isnt($rc, 0, '(b) a second install into the same schema fails');
 is($app->(q{SELECT id_bits FROM public.snowflake_layout()}), '63', '(b) ... changing nothing');
 

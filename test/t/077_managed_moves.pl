@@ -155,6 +155,15 @@ ok(!$ok, '(a) pg_restore without the list exits with an error status');
 like($err, qr/errors ignored on restore: 2/, '(a) ... for two statements');
 like($err, qr/CREATE EXTENSION.*COMMENT ON EXTENSION/s, '(a) ... the extension and its comment');
 is($plain->safe_psql('app2', 'SELECT count(*) FROM events'), '300', '(a) ... and the rows are restored');
+# configured after the restore: the first configure of a shard adopts what
+# the database holds (here an ID 4 s ahead of this server's clock, within
+# its lead + wait), so the new IDs start above it
+ok_as($plain, 'app2', 'app', q{INSERT INTO events (id, payload)
+	VALUES (((extract(epoch FROM clock_timestamp()) * 1000)::bigint + 4000 - 1704067200000) << 22, 'ahead')});
+(my $rc0, $out, $err) = as($plain, 'app2', 'app', 'SELECT count(*) FROM snowflake_configure(shard_id => 2)');
+like($err, qr/checked 1 column\(s\)/, '(a) configuring a shard after the restore adopts the stored IDs');
+is(ok_as($plain, 'app2', 'app', q{INSERT INTO events (payload) VALUES ('new') RETURNING id > (SELECT max(id) FROM events WHERE payload <> 'new')}),
+	't', '(a) ... so the first new ID is above every restored one');
 
 # a hostile role's table defaulting to the SQL edition's generator, with a
 # far-future ID: adopt must not plan over it as the owner, nor read it

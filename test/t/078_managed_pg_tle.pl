@@ -18,6 +18,7 @@ use strict;
 use warnings;
 
 use File::Copy;
+use IPC::Run;
 use File::Path qw(make_path);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -48,6 +49,7 @@ my $app = sub { $node->safe_psql('appdb', $_[0], extra_params => [ '-U', 'app' ]
 # (a) register, create, use
 $app->(slurp_file("$root/managed/pg_tle.sql"));
 $app->('CREATE SCHEMA ids; CREATE EXTENSION snowflake_sql SCHEMA ids CASCADE');
+$app->('SELECT count(*) FROM ids.snowflake_configure()');
 is($app->(q{SELECT extversion FROM pg_extension WHERE extname = 'snowflake_sql'}),
 	'1.3', '(a) CREATE EXTENSION snowflake_sql installs version 1.3');
 is($app->(q{SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -124,6 +126,55 @@ is($app->(q{SELECT count(*) FROM t WHERE ids.snowflake_from_public_id(ids.snowfl
 my ($rc, $out, $err) = $node->psql('appdb',
 	q{SELECT pgtle.install_extension('x', '1', 'x', 'SELECT 1')}, extra_params => [ '-U', 'other' ]);
 like($err, qr/permission denied/, '(d) a role without pgtle_admin cannot register an extension');
+
+# (e) a restore decodes with the configured layout, never the default: under
+# pg_tle, the restore's CREATE EXTENSION makes the decoders afresh, and the
+# configuration row comes back with the data; the trigger on it regenerates
+# them before the post-data section builds the expression index.
+$node->safe_psql('postgres', 'CREATE DATABASE src OWNER app; CREATE DATABASE dst OWNER app');
+for my $db ('src', 'dst')
+{
+	$node->safe_psql($db, 'CREATE EXTENSION pg_tle');
+	$node->safe_psql($db, slurp_file("$root/managed/pg_tle.sql"));
+}
+($rc, $out, $err) = $node->psql('src', q{CREATE SCHEMA ids; CREATE EXTENSION snowflake_sql SCHEMA ids CASCADE;
+	SELECT ids.snowflake_timestamp(1)}, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/55000: the snowflake SQL edition is not configured/,
+	'(e) before the first snowflake_configure, a decoder raises 55000');
+$node->safe_psql('src', q{
+	SELECT count(*) FROM ids.snowflake_configure(preset => 'javascript', shard_id => 5);
+	CREATE TABLE u (id bigint PRIMARY KEY);
+	INSERT INTO u SELECT ids.snowflake_min_id(now() - g * interval '1 minute', g % 64) + g % 256
+	FROM generate_series(1, 5000) g;
+	INSERT INTO u SELECT ids.snowflake_nextval() FROM generate_series(1, 1000);
+	CREATE INDEX u_ts ON u (ids.snowflake_timestamp(id));
+	ANALYZE u;});
+my $decoded = q{SELECT md5(string_agg(id || ':' || ids.snowflake_timestamp(id) || ':' || ids.snowflake_shard_id(id), ',' ORDER BY id)) FROM u};
+my $src_sum = $node->safe_psql('src', $decoded);
+my $dump = "$tmp/src.dump";
+command_ok([ 'pg_dump', '-Fc', '-d', $node->connstr('src'), '-f', $dump ], '(e) pg_dump of the source');
+# the destination has pg_tle and the registration already (as on a managed
+# service): the restore leaves out pg_tle's own schema and extension
+my ($list_out, $list_err);
+IPC::Run::run([ 'pg_restore', '-l', $dump ], '>', \$list_out, '2>', \$list_err) or die "pg_restore -l: $list_err";
+my @entries = grep { !/ SCHEMA - pgtle | EXTENSION - pg_tle | EXTENSION pg_tle | pgtle / } split /\n/, $list_out;
+open my $lfh, '>', "$tmp/restore.list" or die $!;
+print $lfh join("\n", @entries), "\n";
+close $lfh;
+command_ok([ 'pg_restore', '--exit-on-error', '-L', "$tmp/restore.list", '-d', $node->connstr('dst'), $dump ],
+	'(e) pg_restore into a fresh database with pg_tle');
+is($node->safe_psql('dst', 'SELECT id_bits || \'/\' || time_unit_ms FROM ids.snowflake_layout()'), '53/10',
+	'(e) the restored database decodes with the configured layout');
+my $by_index = $node->safe_psql('dst', q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+	SELECT count(*) FROM u WHERE ids.snowflake_timestamp(id) >= now() - interval '1 hour'});
+like($node->safe_psql('dst', q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+	EXPLAIN (COSTS OFF) SELECT count(*) FROM u WHERE ids.snowflake_timestamp(id) >= now() - interval '1 hour'}),
+	qr/Index (Only )?Scan using u_ts/, '(e) the expression index is used');
+is($by_index, $node->safe_psql('dst', q{SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;
+	SELECT count(*) FROM u WHERE ids.snowflake_timestamp(id) >= now() - interval '1 hour'}),
+	'(e) the index scan and the sequential scan agree');
+cmp_ok($by_index, '>=', 1000, '(e) ... and find the last hour\'s rows');
+is($node->safe_psql('dst', $decoded), $src_sum, '(e) every ID decodes as in the source');
 
 $node->stop;
 done_testing();
