@@ -51,6 +51,28 @@ BEGIN
             DETAIL = 'The SQL edition uses the same function names as the extension.',
             HINT = 'Install the SQL edition into another schema, or use the extension.';
     END IF;
+    -- The owner-only functions (snowflake_configure, the slow path, the
+    -- adopt step) run with the owner's rights and call each other by
+    -- schema-qualified name: a role that may create objects in this schema
+    -- could add a better-matching function of the same name and have it run
+    -- as the owner.  So the schema must be writable by its owner alone (as
+    -- "public" is from PostgreSQL 15 on; on a database created before, it
+    -- is writable by everyone until REVOKE CREATE ON SCHEMA public FROM
+    -- PUBLIC).
+    IF EXISTS (SELECT 1
+               FROM pg_catalog.pg_namespace n,
+                    pg_catalog.aclexplode(coalesce(n.nspacl, pg_catalog.acldefault('n', n.nspowner))) a
+               WHERE n.nspname = target
+                 AND a.privilege_type = 'CREATE'
+                 AND a.grantee <> n.nspowner
+                 AND a.grantee <> (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)
+                 AND (a.grantee = 0
+                      OR NOT pg_catalog.pg_has_role(current_user, a.grantee, 'MEMBER'))) THEN
+        RAISE EXCEPTION USING ERRCODE = '42501',
+            MESSAGE = pg_catalog.format('schema %I is writable by roles other than its owner', target),
+            DETAIL = 'The SQL edition''s owner-only functions call each other by name in this schema; a role that may create objects there could make them run its own code with the owner''s rights.',
+            HINT = pg_catalog.format('REVOKE CREATE ON SCHEMA %I FROM PUBLIC (and from the other roles that have it), or install into a schema of its own: CREATE SCHEMA ids; SET search_path = ids.', target);
+    END IF;
 END
 $header$;
 

@@ -68,6 +68,15 @@ like($err, qr/ERROR:  no schema to install the snowflake SQL edition into/,
 ($rc, $out, $err) = $app_try->('');
 isnt($rc, 0, '(b) a second install into the same schema fails');
 is($app->(q{SELECT id_bits FROM public.snowflake_layout()}), '63', '(b) ... changing nothing');
+# a schema other roles may create objects in: refused (they could shadow the
+# owner-only functions' calls by name), and nothing is installed there
+$app->(q{CREATE SCHEMA open; GRANT CREATE ON SCHEMA open TO PUBLIC;});
+($rc, $out, $err) = $app_try->("SET search_path = open;");
+like($err, qr/ERROR:  schema open is writable by roles other than its owner/,
+	'(b) a schema every role may create objects in: refused');
+is($app->(q{SELECT count(*) FROM pg_proc WHERE pronamespace = 'open'::regnamespace}), '0',
+	'(b) ... and nothing installed there');
+$app->(q{REVOKE CREATE ON SCHEMA open FROM PUBLIC; DROP SCHEMA open;});
 
 # (c) the planner: expression index, range scan
 $app->(q{
