@@ -180,7 +180,8 @@ CREATE FUNCTION @extschema@.snowflake_configure(
     datacenter_bits integer DEFAULT NULL,
     max_clock_lead integer DEFAULT NULL,
     max_clock_wait integer DEFAULT NULL,
-    import_shards integer[] DEFAULT NULL)
+    import_shards integer[] DEFAULT NULL,
+    allow_future boolean DEFAULT false)
 RETURNS SETOF @extschema@.snowflake__config
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -334,7 +335,9 @@ BEGIN
     -- extension, or from another install): start above every stored one,
     -- as snowflake_adopt_database() does (50_move.sql)
     IF new_shard AND to_regprocedure('@extschema@.snowflake_adopt_database(timestamptz,boolean)') IS NOT NULL THEN
-        EXECUTE 'SELECT @extschema@.snowflake_adopt_database()';
+        -- (allow_future: as the adopt step's own argument, for stored IDs
+        -- further ahead of this clock than the lead and the wait allow)
+        EXECUTE 'SELECT @extschema@.snowflake_adopt_database(NULL, $1)' USING allow_future;
     END IF;
     RETURN QUERY SELECT * FROM @extschema@.snowflake__config;
 END
@@ -347,7 +350,7 @@ REVOKE ALL ON FUNCTION snowflake__ensure_shard(integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake__any_issued() FROM PUBLIC;
 REVOKE ALL ON FUNCTION snowflake__dependents() FROM PUBLIC;
 -- the owner alone configures (others: 42501, permission denied)
-REVOKE ALL ON FUNCTION snowflake_configure(integer, integer[], text, timestamptz, text, integer, integer, integer, integer, integer, integer, integer[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION snowflake_configure(integer, integer[], text, timestamptz, text, integer, integer, integer, integer, integer, integer, integer[], boolean) FROM PUBLIC;
 
-COMMENT ON FUNCTION snowflake_configure(integer, integer[], text, timestamptz, text, integer, integer, integer, integer, integer, integer, integer[]) IS
-'sets the SQL edition''s shard, logical shards, import shards, layout (refused once an ID was issued), lead and wait (ms); NULL keeps a setting';
+COMMENT ON FUNCTION snowflake_configure(integer, integer[], text, timestamptz, text, integer, integer, integer, integer, integer, integer, integer[], boolean) IS
+'sets the SQL edition''s shard, logical shards, import shards, layout (refused once an ID was issued), lead and wait (ms); NULL keeps a setting; the first shard set adopts the IDs the database holds (allow_future as snowflake_adopt_database''s)';

@@ -164,6 +164,20 @@ ok_as($plain, 'app2', 'app', q{INSERT INTO events (id, payload)
 like($err, qr/checked 1 column\(s\)/, '(a) configuring a shard after the restore adopts the stored IDs');
 is(ok_as($plain, 'app2', 'app', q{INSERT INTO events (payload) VALUES ('new') RETURNING id > (SELECT max(id) FROM events WHERE payload <> 'new')}),
 	't', '(a) ... so the first new ID is above every restored one');
+# an ID stored further ahead than the lead and the wait allow: the first
+# configure refuses (nothing configured), and passes with allow_future, the
+# adopt step's own argument
+$plain->safe_psql('postgres', 'CREATE DATABASE app3 OWNER app');
+install_managed($plain, 'app3');
+run_cmd('pg_restore', '--no-owner', '-d', conn_as($plain, 'app3', 'app'), $dump_a);
+ok_as($plain, 'app3', 'app', q{INSERT INTO events (id, payload)
+	VALUES (((extract(epoch FROM clock_timestamp()) * 1000)::bigint + 3600000 - 1704067200000) << 22, 'far')});
+($rc0, $out, $err) = as($plain, 'app3', 'app', 'SELECT count(*) FROM snowflake_configure(shard_id => 2)');
+like($err, qr/22023/, '(a) an ID stored an hour ahead: the first configure refuses (22023)');
+is(ok_as($plain, 'app3', 'app', 'SELECT count(*) FROM snowflake__config'), '0', '(a) ... and configures nothing');
+ok_as($plain, 'app3', 'app', 'SELECT count(*) FROM snowflake_configure(shard_id => 2, allow_future => true)');
+is(ok_as($plain, 'app3', 'app', q{INSERT INTO events (payload) VALUES ('new') RETURNING id > (SELECT max(id) FROM events WHERE payload <> 'new')}),
+	't', '(a) ... with allow_future it configures, and the first new ID is above the far one');
 
 # a hostile role's table defaulting to the SQL edition's generator, with a
 # far-future ID: adopt must not plan over it as the owner, nor read it
