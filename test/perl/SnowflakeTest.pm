@@ -25,12 +25,13 @@ use Exporter 'import';
 use IPC::Run;
 use POSIX qw(strftime);
 use PostgreSQL::Test::Cluster;
+use File::Basename ();
 use PostgreSQL::Test::Utils qw(slurp_file);
 use Test::More;
 use Time::HiRes qw(time);
 use Time::Local qw(timegm);
 
-our @EXPORT = qw(node $libfaketime set_clock_ms freeze_clock_ms thaw_clock_ms
+our @EXPORT = qw(node managed_install_sql $libfaketime set_clock_ms freeze_clock_ms thaw_clock_ms
   start_faked clock_settings shard_stats generator use_generator
   check_generator log_times mark_ms timed_psql check_refused postmaster_pid
   wait_after_backend_kill connstr_of);
@@ -340,6 +341,16 @@ sub connstr_of
 {
 	my ($node) = @_;
 	return 'port=' . $node->port . ' host=' . $node->host . ' dbname=postgres';
+}
+
+
+# The SQL edition's plain install script (managed/install.sql), as a database
+# owner runs it: the release checks fail when it differs from what
+# managed/build.sh makes of managed/src/, so the tests install what users get.
+sub managed_install_sql
+{
+	my $dir = File::Basename::dirname(__FILE__);
+	return PostgreSQL::Test::Utils::slurp_file("$dir/../../managed/install.sql");
 }
 
 1;

@@ -17,15 +17,7 @@ use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use SnowflakeTest;
 
-# The SQL edition as a user installs it: managed/install.sql, or (before the
-# build made it) the concatenated sources, in file-name order.
-my $root = "$FindBin::RealBin/../..";
-my $install_sql =
-  -f "$root/managed/install.sql"
-  ? slurp_file("$root/managed/install.sql")
-  : join('', map { slurp_file($_) } sort glob("$root/managed/src/*.sql"));
-# (the sources' pg_tle-only parts are not in install.sql)
-$install_sql =~ s/^-- \@tle-only-begin\n.*?^-- \@tle-only-end\n//gms;
+my $install_sql = managed_install_sql();
 
 my $node = node('managed_gen', preload => 0, start => 1);
 $node->safe_psql('postgres', q{

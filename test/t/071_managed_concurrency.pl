@@ -21,13 +21,7 @@ use SnowflakeTest;
 plan skip_all => "libfaketime not found at $libfaketime (Debian: faketime)"
   unless -f $libfaketime;
 
-my $root = "$FindBin::RealBin/../..";
-my $install_sql =
-  -f "$root/managed/install.sql"
-  ? slurp_file("$root/managed/install.sql")
-  : join('', map { slurp_file($_) } sort glob("$root/managed/src/*.sql"));
-# (the sources' pg_tle-only parts are not in install.sql)
-$install_sql =~ s/^-- \@tle-only-begin\n.*?^-- \@tle-only-end\n//gms;
+my $install_sql = managed_install_sql();
 
 my $node = node('managed_conc', preload => 0, clock_ms => 0,
 	conf => "max_connections = 40\n", start => 1);

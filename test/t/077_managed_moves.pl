@@ -42,11 +42,7 @@ use SnowflakeTest;
 plan skip_all => "libfaketime is not installed ($libfaketime)"
   unless -f $libfaketime;
 
-my $root = "$FindBin::RealBin/../..";
-my $install_sql =
-  -f "$root/managed/install.sql"
-  ? slurp_file("$root/managed/install.sql")
-  : join('', map { slurp_file($_) } sort glob("$root/managed/src/*.sql"));
+my $install_sql = managed_install_sql();
 
 # Runs a command; returns (ok, stdout, stderr).
 sub run_cmd
