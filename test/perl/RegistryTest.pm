@@ -27,7 +27,7 @@ use SnowflakeTest ();
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-our @EXPORT = qw(registry_node registry_conf registry_target reconfigure wait_generating
+our @EXPORT = qw(registry_node processes_named registry_conf registry_target reconfigure wait_generating
   registry_row held_shard holder_in_etcd process_family
   citus_stand_in REFUSAL_PROBE pgbench_inserts);
 
@@ -105,6 +105,18 @@ sub holder_in_etcd
 	my $out = $etcd->ctl('get', '--print-value-only', "$prefix/shards/$shard/holder");
 	chomp $out;
 	return $out;
+}
+
+# The PIDs of @pids whose command line matches $re (a process that ended
+# meanwhile matches nothing).
+sub processes_named
+{
+	my ($re, @pids) = @_;
+	return grep {
+		my $c = '';
+		if (open my $fh, '<', "/proc/$_/cmdline") { $c = <$fh> // ''; close $fh; }
+		$c =~ $re;
+	} @pids;
 }
 
 # The postmaster of a node and every process it started (to SIGSTOP a

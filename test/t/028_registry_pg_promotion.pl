@@ -130,11 +130,7 @@ next_renewal();
 my $last = next_renewal();
 $r1->stop('immediate');
 my ($pm, @kids) = process_family($s1);
-my @worker = grep {
-	open my $fh, '<', "/proc/$_/cmdline" or next;
-	my $c = <$fh> // '';
-	$c =~ /snowflake registry worker/;
-} @kids;
+my @worker = processes_named(qr/snowflake registry worker/, @kids);
 is(scalar(@worker), 1, "s1's registry worker found");
 kill 'STOP', @worker;
 cmp_ok($last - $r2_heartbeat, '>', $lease / 2,

@@ -109,11 +109,7 @@ END \$\$;
 # A's worker frozen (its backends go on up to the deadline it got), the
 # registry crashed and restarted, all within a second of A's claim
 my ($pm, @kids) = process_family($a);
-my @worker = grep {
-	open my $fh, '<', "/proc/$_/cmdline" or next;
-	my $c = <$fh> // '';
-	$c =~ /snowflake registry worker/;
-} @kids;
+my @worker = processes_named(qr/snowflake registry worker/, @kids);
 is(scalar(@worker), 1, "a's registry worker found");
 kill 'STOP', @worker;
 my $crashed = time;
@@ -246,11 +242,7 @@ wait_generating($s1);
 my $s1_claimed = time;
 my @l2 = (loader($s1));
 my (undef, @k1) = process_family($s1);
-my @w1 = grep {
-	open my $fh, '<', "/proc/$_/cmdline" or next;
-	my $cl = <$fh> // '';
-	$cl =~ /snowflake registry worker/;
-} @k1;
+my @w1 = processes_named(qr/snowflake registry worker/, @k1);
 is(scalar(@w1), 1, "s1's registry worker found");
 kill 'STOP', @w1;
 $r1->stop('immediate');
