@@ -27,7 +27,7 @@ use SnowflakeTest ();
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-our @EXPORT = qw(registry_node processes_named registry_conf registry_target reconfigure wait_generating
+our @EXPORT = qw(registry_node processes_named start_loader stop_loaders registry_conf registry_target reconfigure wait_generating
   registry_row held_shard holder_in_etcd process_family
   citus_stand_in REFUSAL_PROBE pgbench_inserts);
 
@@ -105,6 +105,58 @@ sub holder_in_etcd
 	my $out = $etcd->ctl('get', '--print-value-only', "$prefix/shards/$shard/holder");
 	chomp $out;
 	return $out;
+}
+
+# Starts a session on $node that inserts IDs into its table t (id bigint)
+# until stop_loaders() tells it to stop, through every refusal (55000: no
+# shard held yet, or past the lease).  Returns [ harness, \stdout, \stderr ].
+sub start_loader
+{
+	my ($node) = @_;
+	my $sql = qq{
+DO \$\$
+DECLARE
+	i int := 0;
+BEGIN
+	LOOP
+		BEGIN
+			INSERT INTO t SELECT snowflake_nextval() FROM generate_series(1, 10);
+		EXCEPTION WHEN object_not_in_prerequisite_state THEN
+			PERFORM pg_sleep(0.02);
+		END;
+		i := i + 1;
+		IF i % 50 = 0 THEN
+			COMMIT;
+			EXIT WHEN (SELECT count(*) FROM pg_ls_dir('.') d WHERE d = 'stop-loader') > 0;
+		END IF;
+		PERFORM pg_sleep(0.002);
+	END LOOP;
+END \$\$;
+};
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', $node->host, '-p', $node->port,
+		  '-d', 'postgres', '-c', $sql ],
+		'>', \$out, '2>', \$err);
+	return [ $h, \$out, \$err ];
+}
+
+# Tells the loaders on @$nodes to stop and checks that each of @loaders ran to
+# its end (one check each).
+sub stop_loaders
+{
+	my ($nodes, @loaders) = @_;
+	for my $n (@$nodes)
+	{
+		open my $fh, '>', $n->data_dir . '/stop-loader' or die;
+		close $fh;
+	}
+	for my $l (@loaders)
+	{
+		$l->[0]->finish;
+		ok(!$l->[0]->result, 'a loader ran to its end') or diag(${ $l->[2] });
+	}
+	return;
 }
 
 # The PIDs of @pids whose command line matches $re (a process that ended

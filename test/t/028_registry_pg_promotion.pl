@@ -62,38 +62,7 @@ ok($s1->poll_query_until('postgres',
 like(slurp_file($s1->logfile), qr/WARNING:  snowflake registry: the PostgreSQL registry has standbys, but none is synchronous/,
 	'and the log warns');
 
-# Each server inserts IDs until told to stop, through every refusal.
-sub loader
-{
-	my ($node) = @_;
-	my $sql = qq{
-DO \$\$
-DECLARE
-	i int := 0;
-BEGIN
-	LOOP
-		BEGIN
-			INSERT INTO t SELECT snowflake_nextval() FROM generate_series(1, 10);
-		EXCEPTION WHEN object_not_in_prerequisite_state THEN
-			PERFORM pg_sleep(0.02);
-		END;
-		i := i + 1;
-		IF i % 50 = 0 THEN
-			COMMIT;
-			EXIT WHEN (SELECT count(*) FROM pg_ls_dir('.') d WHERE d = 'stop-loader') > 0;
-		END IF;
-		PERFORM pg_sleep(0.002);
-	END LOOP;
-END \$\$;
-};
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', $node->host, '-p', $node->port,
-		  '-d', 'postgres', '-c', $sql ],
-		'>', \$out, '2>', \$err);
-	return [ $h, \$out, \$err ];
-}
-my @loaders = map { loader($_) } @s;
+my @loaders = map { start_loader($_) } @s;
 
 # the holder's heartbeat on R1, in registry time (epoch seconds)
 sub heartbeat
@@ -162,16 +131,7 @@ like(slurp_file($s2->logfile), qr/claims wait until/, 's2 logged the pause');
 
 kill 'CONT', @worker;
 sleep 3;						# S2 generates a while
-for my $n (@s)
-{
-	open my $fh, '>', $n->data_dir . '/stop-loader' or die;
-	close $fh;
-}
-for my $l (@loaders)
-{
-	$l->[0]->finish;
-	ok(!$l->[0]->result, 'a loader ran to its end') or diag(${ $l->[2] });
-}
+stop_loaders(\@s, @loaders);
 
 my $csv = $s2->basedir . '/ids.csv';
 $s2->safe_psql('postgres', "COPY t TO '$csv'");

@@ -74,37 +74,6 @@ $a->safe_psql('postgres', 'CREATE EXTENSION snowflake; CREATE TABLE t (id bigint
 wait_generating($a);
 is(held_shard($a), '5', 'a holds the one shard of the pool');
 
-# Each server inserts IDs until told to stop, through every refusal.
-sub loader
-{
-	my ($node) = @_;
-	my $sql = qq{
-DO \$\$
-DECLARE
-	i int := 0;
-BEGIN
-	LOOP
-		BEGIN
-			INSERT INTO t SELECT snowflake_nextval() FROM generate_series(1, 10);
-		EXCEPTION WHEN object_not_in_prerequisite_state THEN
-			PERFORM pg_sleep(0.02);
-		END;
-		i := i + 1;
-		IF i % 50 = 0 THEN
-			COMMIT;
-			EXIT WHEN (SELECT count(*) FROM pg_ls_dir('.') d WHERE d = 'stop-loader') > 0;
-		END IF;
-		PERFORM pg_sleep(0.002);
-	END LOOP;
-END \$\$;
-};
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', $node->host, '-p', $node->port,
-		  '-d', 'postgres', '-c', $sql ],
-		'>', \$out, '2>', \$err);
-	return [ $h, \$out, \$err ];
-}
 
 # A's worker frozen (its backends go on up to the deadline it got), the
 # registry crashed and restarted, all within a second of A's claim
@@ -115,7 +84,7 @@ kill 'STOP', @worker;
 my $crashed = time;
 $reg->stop('immediate');
 $reg->start;
-my @loaders = (loader($a));
+my @loaders = (start_loader($a));
 is($reg->safe_psql('registry',
 		q{SELECT count(*) FROM snowflake_registry.claims WHERE id_space = '/dur' AND status = 'active'}),
 	'1', "a's claim, acknowledged before the crash, survived it");
@@ -123,7 +92,7 @@ is($reg->safe_psql('registry',
 # B starts and tries to claim the shard
 $b->start;
 $b->safe_psql('postgres', 'CREATE EXTENSION snowflake; CREATE TABLE t (id bigint NOT NULL)');
-push @loaders, loader($b);
+push @loaders, start_loader($b);
 
 # While A may still generate (up to its deadline, which the frozen worker
 # never moves), sample both servers: never both generating with the shard.
@@ -146,16 +115,7 @@ ok($b->poll_query_until('postgres', 'SELECT generating FROM snowflake_registry')
 is(held_shard($b), '5', 'b holds the shard');
 kill 'CONT', @worker;
 sleep 2;						# B generates a while
-for my $n (@s)
-{
-	open my $fh, '>', $n->data_dir . '/stop-loader' or die;
-	close $fh;
-}
-for my $l (@loaders)
-{
-	$l->[0]->finish;
-	ok(!$l->[0]->result, 'a loader ran to its end') or diag(${ $l->[2] });
-}
+stop_loaders(\@s, @loaders);
 
 my $csv = $b->basedir . '/ids.csv';
 $b->safe_psql('postgres', "COPY t TO '$csv'");
@@ -240,7 +200,7 @@ $s1->start;
 $s1->safe_psql('postgres', 'CREATE EXTENSION snowflake; CREATE TABLE t (id bigint NOT NULL)');
 wait_generating($s1);
 my $s1_claimed = time;
-my @l2 = (loader($s1));
+my @l2 = (start_loader($s1));
 my (undef, @k1) = process_family($s1);
 my @w1 = processes_named(qr/snowflake registry worker/, @k1);
 is(scalar(@w1), 1, "s1's registry worker found");
@@ -253,7 +213,7 @@ is($r2->safe_psql('registry', q{SELECT count(*) FROM snowflake_registry.claims
 my $s2 = registry_node('s2', $r2, prefix => '/lost', lease => 3, shards => '7');
 $s2->start;
 $s2->safe_psql('postgres', 'CREATE EXTENSION snowflake; CREATE TABLE t (id bigint NOT NULL)');
-push @l2, loader($s2);
+push @l2, start_loader($s2);
 my ($both2, $samples2) = (0, 0);
 while (time < $s1_claimed + 30 + 2)
 {
@@ -269,16 +229,7 @@ ok($s2->poll_query_until('postgres', 'SELECT generating FROM snowflake_registry'
 	's2 claims the shard in the end');
 kill 'CONT', @w1;
 sleep 2;
-for my $n ($s1, $s2)
-{
-	open my $fh, '>', $n->data_dir . '/stop-loader' or die;
-	close $fh;
-}
-for my $l (@l2)
-{
-	$l->[0]->finish;
-	ok(!$l->[0]->result, 'a loader ran to its end') or diag(${ $l->[2] });
-}
+stop_loaders([$s1, $s2], @l2);
 my $csv2 = $s2->basedir . '/ids.csv';
 $s2->safe_psql('postgres', "COPY t TO '$csv2'");
 $s1->safe_psql('postgres', "CREATE TABLE t2 (id bigint); COPY t2 FROM '$csv2'");
