@@ -33,15 +33,16 @@ packages=(
   postgresql-server-dev-all debhelper fakeroot dpkg-dev build-essential
 )
 
-# what only the integration suites need (test/integration/), on the one
-# version that runs them (PG_INTEGRATION_VERSION in lib.sh)
-if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
+# what the client guide's test needs (test/integration/050_clients.pl,
+# docs/clients.md), on the versions that run it (PG_CLIENT_VERSIONS in lib.sh)
+if pg_tests_clients "$v"; then
   packages+=(
-    # client libraries and ORMs (test/integration/050_clients.pl, docs/clients.md)
+    # Python: psycopg 3, psycopg2, SQLAlchemy, Django
     python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django
-    nodejs node-pg
-    # npm, for the JavaScript ORMs of the same test (installed below)
-    npm
+    # node-postgres and the JavaScript ORMs come from npm (installed below,
+    # pinned), on the Node.js above; npm from Debian unless that Node.js
+    # brought its own (one from elsewhere, beside which Debian's npm and
+    # node-pg do not install)
     # Go with pgx v4, built in GOPATH mode from these (nothing fetched)
     golang-go golang-github-jackc-pgx-v4-dev
     # Ruby: Active Record and Sequel on ruby-pg
@@ -50,7 +51,15 @@ if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
     php-cli php-pgsql
     # Rust with tokio-postgres, built offline from Debian's crates
     cargo librust-tokio-postgres-dev librust-tokio-dev librust-serde-json-dev librust-serde-derive-dev
+    # Java: pgjdbc
     libpostgresql-jdbc-java default-jdk-headless
+  )
+  command -v npm >/dev/null || packages+=(npm)
+fi
+# what only the other integration suites need, on the one version that runs
+# them (PG_INTEGRATION_VERSION in lib.sh)
+if [ "$v" = "$PG_INTEGRATION_VERSION" ]; then
+  packages+=(
     # the metrics exporter and the alert rules (test/integration/060_metrics.pl,
     # docs/monitoring.md): postgres_exporter scraped, promtool test rules
     prometheus-postgres-exporter prometheus
@@ -97,13 +106,19 @@ make_build_caches() {
   install -d -m 1777 /var/cache/snowflake/go-build /var/cache/snowflake/cargo-target
 }
 
+# what the client test needs beyond Debian's packages
+client_extras() {
+  pg_tests_clients "$v" || return 0
+  install_npm_packages
+  make_build_caches
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  [ "$v" = "$PG_INTEGRATION_VERSION" ] && install_npm_packages
-  [ "$v" = "$PG_INTEGRATION_VERSION" ] && make_build_caches
+  client_extras
   exit 0
 fi
 
@@ -146,6 +161,5 @@ if [ ${#experimental[@]} -gt 0 ]; then
   echo "installing from experimental: ${experimental[*]}"
   apt-get install -y -qq -o Dpkg::Options::=--force-confdef "${experimental[@]}" </dev/null
 fi
-[ "$v" = "$PG_INTEGRATION_VERSION" ] && install_npm_packages
-[ "$v" = "$PG_INTEGRATION_VERSION" ] && make_build_caches
+client_extras
 exit 0

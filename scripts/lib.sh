@@ -13,6 +13,13 @@ PG_TESTED_VERSIONS="15 17 18 19"
 # newest stable version, where Debian packages the newest libraries; the core
 # suites run on every version.
 PG_INTEGRATION_VERSION=18
+# The client guide's test (test/integration/050_clients.pl, docs/clients.md)
+# runs on these versions: the oldest and the newest stable one, each with its
+# Debian release's client libraries (bookworm's and forky's) and the same
+# pinned npm packages.
+PG_CLIENT_VERSIONS="15 18"
+# Whether $1 is one of those versions.
+pg_tests_clients() { [[ " $PG_CLIENT_VERSIONS " == *" $1 "* ]]; }
 pg_suite() {
   case $1 in
     15) echo bookworm ;;

@@ -15,7 +15,8 @@
 # Suites: unit, layers (make layercheck), release (version and META.json checks),
 # regress, tap, package,
 # and integration (test/integration/*.pl: client libraries, the trusted
-# extension, the metrics exporter; on PG_INTEGRATION_VERSION only; pg_partman
+# extension, the metrics exporter; on PG_INTEGRATION_VERSION, and the client
+# libraries alone on the other PG_CLIENT_VERSIONS; pg_partman
 # and active-active are TAP tests, 045 and 046, on every version).
 # Each version prints its counts; the last line sums the runners' own counts
 # over all versions and suites: "N passed, N failed".
@@ -157,7 +158,11 @@ if [ -z "${SKIP_BUILD:-}" ]; then
 fi
 
 default_suites="unit layers release regress tap package"
-[ "$PG_VERSION" = "$PG_INTEGRATION_VERSION" ] && default_suites+=" integration"
+# integration: every suite on PG_INTEGRATION_VERSION; on the other versions
+# of PG_CLIENT_VERSIONS, the client guide's test alone
+if [ "$PG_VERSION" = "$PG_INTEGRATION_VERSION" ] || pg_tests_clients "$PG_VERSION"; then
+  default_suites+=" integration"
+fi
 suites=" ${SUITES:-$default_suites} "
 status=0
 passed=0
@@ -275,7 +280,9 @@ fi
 
 if [[ $suites == *" integration "* ]]; then
   echo "== integration tests (PostgreSQL $PG_VERSION)"
-  selected=$(cd "$work" && echo ${INTEGRATION_TESTS:-test/integration/*.pl})
+  all_integration=test/integration/*.pl
+  [ "$PG_VERSION" = "$PG_INTEGRATION_VERSION" ] || all_integration=test/integration/050_clients.pl
+  selected=$(cd "$work" && echo ${INTEGRATION_TESTS:-$all_integration})
   if [ "$selected" != "test/integration/*.pl" ]; then
     prove_pass atomic $selected
   fi

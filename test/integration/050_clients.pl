@@ -65,12 +65,17 @@ CREATE DATABASE app OWNER app;
 CREATE DATABASE shop OWNER app;
 });
 
+# The npm packages of test/integration/clients-npm (scripts/install-deps.sh):
+# the JavaScript ORMs, and node-postgres (pg) for every Node.js example.
+my $npm = $ENV{SNOWFLAKE_NPM_DIR} // '/var/cache/snowflake/npm/clients';
+
 # Runs a client program as the role app; returns (success, stdout, stderr).
 sub run_client
 {
 	my ($cmd, %o) = @_;
 	local %ENV = (
 		%ENV,
+		NODE_PATH  => "$npm/node_modules",
 		PGHOST     => $node->host,
 		PGPORT     => $node->port,
 		PGUSER     => 'app',
@@ -92,6 +97,15 @@ sub have
 {
 	my ($ok) = run_client([@_]);
 	return $ok;
+}
+
+# Whether psycopg 3 and a Python library of at least the given major
+# version import: the guide's SQLAlchemy is 2.0, its Django 5 (db_default).
+sub have_python_lib
+{
+	my ($lib, $major) = @_;
+	return have('python3', '-c',
+		"import sys, psycopg, $lib; sys.exit(int($lib.__version__.split('.')[0]) < $major)");
 }
 
 # The JSON a Python epilogue printed after "@@result ".
@@ -160,10 +174,10 @@ SKIP:
 my @sqlalchemy = qw(sqlalchemy-models sqlalchemy-batching sqlalchemy-bulk sqlalchemy-autoincrement);
 SKIP:
 {
-	unless (have('python3', '-c', 'import sqlalchemy, psycopg'))
+	unless (have_python_lib('sqlalchemy', 2))
 	{
 		$docs->skip_examples(@sqlalchemy);
-		skip 'python3-sqlalchemy or python3-psycopg is not installed', 1;
+		skip 'python3-psycopg or python3-sqlalchemy 2.0 is not installed (bookworm has 1.4)', 1;
 	}
 	# after the examples, what the prose says: a bulk insert() asked to keep
 	# the parameters' order takes one statement per row, and the key itself
@@ -261,10 +275,10 @@ sub manage
 
 SKIP:
 {
-	unless (have('python3', '-c', 'import django, psycopg'))
+	unless (have_python_lib('django', 5))
 	{
 		$docs->skip_examples(@django);
-		skip 'python3-django or python3-psycopg is not installed', 1;
+		skip 'python3-psycopg or python3-django 5 (db_default) is not installed (bookworm has 3.2)', 1;
 	}
 	make_path("$django_dir/config", "$django_dir/orders/migrations");
 	write_file("$django_dir/$_", '')
@@ -404,7 +418,7 @@ SKIP:
 	unless (have('node', '-e', 'require("pg")'))
 	{
 		$docs->skip_examples(@node);
-		skip 'nodejs or node-pg is not installed', 1;
+		skip "nodejs, or node-postgres in $npm (scripts/install-deps.sh), is missing", 1;
 	}
 	my %out;
 	for my $name (@node)
@@ -480,7 +494,7 @@ SKIP:
 	unless (have('node', '-e', 'require("pg")'))
 	{
 		$docs->skip_examples('type-node');
-		skip 'nodejs or node-pg is not installed', 1;
+		skip "nodejs, or node-postgres in $npm (scripts/install-deps.sh), is missing", 1;
 	}
 	write_file("$tmp/example_type_node.js", $docs->example('type-node'));
 	my ($ok, $out, $err) = run_client([ 'node', "$tmp/example_type_node.js" ]);
@@ -516,10 +530,10 @@ SKIP:
 
 SKIP:
 {
-	unless (have('python3', '-c', 'import sqlalchemy, psycopg'))
+	unless (have_python_lib('sqlalchemy', 2))
 	{
 		$docs->skip_examples('type-sqlalchemy');
-		skip 'python3-sqlalchemy or python3-psycopg is not installed', 1;
+		skip 'python3-psycopg or python3-sqlalchemy 2.0 is not installed (bookworm has 1.4)', 1;
 	}
 	my ($ok, $out) = run_python('type-sqlalchemy', $docs->example('type-sqlalchemy'));
 	like($out, qr/^sqlalchemy: int typed$/m, 'type-sqlalchemy: the key reads back as an int');
@@ -561,7 +575,6 @@ my @orms = (
 	[ typeorm   => qw(typeorm-migration typeorm-entities typeorm-app) ],
 	[ sequelize => qw(sequelize-migration sequelize-models sequelize-app) ],
 	[ mikroorm  => qw(mikroorm-entities mikroorm-app) ]);
-my $npm = $ENV{SNOWFLAKE_NPM_DIR} // '/var/cache/snowflake/npm/clients';
 # the ORMs and the other stacks below get a database of their own, where
 # every plan is logged (auto_explain) and sequential scans are off: the
 # question is whether the index serves the time range, not whether the table
