@@ -386,8 +386,23 @@ my $primary_mark = mark_ms($primary);
 # reading the file flushes it, and the catch-up waits for that flush
 $primary->safe_psql('postgres', 'SELECT pg_current_xact_id()');
 $primary->wait_for_catchup($standby);
-cmp_ok(mark_ms($standby) // 0, '>=', $primary_mark // 1,
-	'standby: once writable, it replays the mark');
+# replayed past the mark's record, the standby has written its file; read
+# again for a while only so that a failure can say what the standby did
+my $standby_mark = mark_ms($standby) // 0;
+for (1 .. 100)
+{
+	last if defined $primary_mark && $standby_mark >= $primary_mark;
+	sleep 0.1;
+	$standby_mark = mark_ms($standby) // 0;
+}
+cmp_ok($standby_mark, '>=', $primary_mark // 1, 'standby: once writable, it replays the mark')
+  or diag(join "\n",
+	'primary: ' . join(' ', sort map { s{.*/}{}r } glob($primary->data_dir . '/pg_snowflake/*')),
+	'standby: ' . join(' ', sort map { s{.*/}{}r } glob($standby->data_dir . '/pg_snowflake/*')),
+	'standby replay: ' . $standby->safe_psql('postgres', 'SELECT pg_last_wal_replay_lsn()'),
+	'primary insert: ' . $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()'),
+	'standby log since the primary issued its first ID:',
+	slurp_file($standby->logfile, $offset));
 $standby->stop;
 $primary->stop;
 
