@@ -40,9 +40,10 @@ if pg_tests_clients "$v"; then
     # Python: psycopg 3, psycopg2, SQLAlchemy, Django
     python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django
     # node-postgres and the JavaScript ORMs come from npm (installed below,
-    # pinned), on the Node.js above; npm from Debian unless that Node.js
+    # pinned), on the Node.js above; npm is Debian's unless that Node.js
     # brought its own (one from elsewhere, beside which Debian's npm and
-    # node-pg do not install)
+    # node-pg do not install: see below)
+    npm
     # Go with pgx v4, built in GOPATH mode from these (nothing fetched)
     golang-go golang-github-jackc-pgx-v4-dev
     # Ruby: Active Record and Sequel on ruby-pg
@@ -54,7 +55,6 @@ if pg_tests_clients "$v"; then
     # Java: pgjdbc
     libpostgresql-jdbc-java default-jdk-headless
   )
-  command -v npm >/dev/null || packages+=(npm)
 fi
 # what only the other integration suites need, on the one version that runs
 # them (PG_INTEGRATION_VERSION in lib.sh)
@@ -69,6 +69,14 @@ fi
 if [ "${1:-}" = --list ]; then
   echo "${packages[*]}"
   exit 0
+fi
+
+# a machine whose Node.js is not Debian's (NodeSource's brings npm along) keeps
+# its npm: Debian's npm would need Debian's nodejs
+if command -v npm >/dev/null && ! dpkg-query -W -f='${Status}' npm 2>/dev/null | grep -q "install ok installed"; then
+  kept=()
+  for p in "${packages[@]}"; do [ "$p" = npm ] || kept+=("$p"); done
+  packages=("${kept[@]}")
 fi
 
 # The npm packages of the JavaScript ORMs (test/integration/050_clients.pl,
