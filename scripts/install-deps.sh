@@ -42,7 +42,7 @@ if pg_tests_clients "$v"; then
     # node-postgres and the JavaScript ORMs come from npm (installed below,
     # pinned), on the Node.js above; npm is Debian's unless that Node.js
     # brought its own (one from elsewhere, beside which Debian's npm and
-    # node-pg do not install: see below)
+    # node-pg do not install: see the check of what is missing)
     npm
     # Go with pgx v4, built in GOPATH mode from these (nothing fetched)
     golang-go golang-github-jackc-pgx-v4-dev
@@ -69,14 +69,6 @@ fi
 if [ "${1:-}" = --list ]; then
   echo "${packages[*]}"
   exit 0
-fi
-
-# a machine whose Node.js is not Debian's (NodeSource's brings npm along) keeps
-# its npm: Debian's npm would need Debian's nodejs
-if command -v npm >/dev/null && ! dpkg-query -W -f='${Status}' npm 2>/dev/null | grep -q "install ok installed"; then
-  kept=()
-  for p in "${packages[@]}"; do [ "$p" = npm ] || kept+=("$p"); done
-  packages=("${kept[@]}")
 fi
 
 # The npm packages of the JavaScript ORMs (test/integration/050_clients.pl,
@@ -123,6 +115,9 @@ client_extras() {
 
 missing=()
 for p in "${packages[@]}"; do
+  # any npm will do: a Node.js that is not Debian's (NodeSource's) brings its
+  # own, and Debian's npm would need Debian's nodejs
+  [ "$p" = npm ] && command -v npm >/dev/null && continue
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then

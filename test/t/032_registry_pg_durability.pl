@@ -74,7 +74,6 @@ $a->safe_psql('postgres', 'CREATE EXTENSION snowflake; CREATE TABLE t (id bigint
 wait_generating($a);
 is(held_shard($a), '5', 'a holds the one shard of the pool');
 
-
 # A's worker frozen (its backends go on up to the deadline it got), the
 # registry crashed and restarted, all within a second of A's claim
 my ($pm, @kids) = process_family($a);
